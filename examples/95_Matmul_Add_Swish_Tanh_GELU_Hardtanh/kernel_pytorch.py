@@ -1,0 +1,39 @@
+"""Reference for KernelBench level 2, problem 95: Matmul_Add_Swish_Tanh_GELU_Hardtanh.
+
+A linear layer, a learned per-feature offset, then swish, tanh, exact GELU and hardtanh.
+"""
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """y = hardtanh(gelu(tanh(swish(x @ W^T + b + add_value))), -1, 1)."""
+
+    def __init__(self, in_features, out_features, add_value_shape):
+        super().__init__()
+        self.matmul = nn.Linear(in_features, out_features)
+        self.add_value = nn.Parameter(torch.randn(add_value_shape))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.matmul(x)
+        x = x + self.add_value
+        x = torch.sigmoid(x) * x
+        x = torch.tanh(x)
+        x = torch.nn.functional.gelu(x)
+        x = torch.nn.functional.hardtanh(x, min_val=-1, max_val=1)
+        return x
+
+
+batch_size = 1024
+in_features = 8192
+out_features = 8192
+add_value_shape = (out_features,)
+
+
+def get_inputs():
+    return [torch.rand(batch_size, in_features)]
+
+
+def get_init_inputs():
+    return [in_features, out_features, add_value_shape]

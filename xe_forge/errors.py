@@ -1,0 +1,39 @@
+"""The three ways a command can stop short, each with its exit code (DESIGN.md, Command line).
+
+The CLI turns a ForgeError into one line on stderr and its exit code; nothing else in the package
+prints tracebacks for expected failures.
+"""
+
+from __future__ import annotations
+
+
+class ForgeError(Exception):
+    """A failure the user can act on, with the exit code the CLI returns."""
+
+    exit_code: int = 1
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return self.message if not self.hint else f"{self.message}\n  hint: {self.hint}"
+
+
+class InputError(ForgeError):
+    """Bad input: missing file, syntax error, malformed spec, kernel failing on its own inputs."""
+
+    exit_code = 2
+
+
+class EnvError(ForgeError):
+    """Environment: no such device, toolchain missing, LLM unreachable when one was asked for."""
+
+    exit_code = 3
+
+
+class NotYetAvailable(ForgeError):
+    """A command whose implementation has not landed; says so instead of pretending."""
+
+    exit_code = 2

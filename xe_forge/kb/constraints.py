@@ -1,0 +1,193 @@
+"""Applying the machine-checkable constraints to a candidate's source, before it runs.
+
+A launch option the toolchain rejects (an old grf_mode name, 256-register mode with 64 warps, a call
+that was removed) would otherwise cost a compile and a child process to discover; here it is found from
+the AST in milliseconds, and the reason names the knowledge-base entry that forbids it.
+
+Option sites are read where options are literal: `kernel[grid](..., num_warps=8, grf_mode="256")` and
+`triton.Config({"BLOCK_M": 128, "grf_mode": "256"}, num_warps=32)`. Values computed at run time are not
+guessed at.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from xe_forge.kb.loader import KnowledgeBase
+from xe_forge.kb.schema import (
+    Check,
+    Entry,
+    ForbidCallCheck,
+    ForbidComboCheck,
+    MaxValueCheck,
+    OptionValuesCheck,
+    PowerOfTwoCheck,
+    Violation,
+)
+from xe_forge.targets.base import Toolchain
+
+_DEFAULT_ALIASES = {"tl": "triton.language"}
+
+
+@dataclass
+class OptionSite:
+    """Literal options given together at one launch or one triton.Config, and where."""
+
+    line: int
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class CallSite:
+    name: str  # canonical dotted name, aliases resolved (tl.x -> triton.language.x)
+    line: int
+    keywords: set[str] = field(default_factory=set)
+
+
+def _dotted(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr}" if base else None
+    return None
+
+
+def _literal(node: ast.AST) -> tuple[bool, Any]:
+    try:
+        return True, ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False, None
+
+
+def canonical(name: str, aliases: dict[str, str]) -> str:
+    """Resolve the first component of a dotted name through import aliases."""
+    head, _, rest = name.partition(".")
+    base = aliases.get(head, head)
+    return f"{base}.{rest}" if rest else base
+
+
+def _aliases(tree: ast.AST) -> dict[str, str]:
+    aliases = dict(_DEFAULT_ALIASES)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    aliases[alias.asname] = alias.name
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            for alias in node.names:
+                aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return aliases
+
+
+def _keywords(call: ast.Call) -> dict[str, Any]:
+    found = {}
+    for kw in call.keywords:
+        if kw.arg is not None:
+            ok, value = _literal(kw.value)
+            if ok:
+                found[kw.arg] = value
+    return found
+
+
+def scan_source(tree: ast.AST) -> tuple[list[OptionSite], list[CallSite]]:
+    """Every literal option site and every call of a module."""
+    aliases = _aliases(tree)
+    options: list[OptionSite] = []
+    calls: list[CallSite] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        if isinstance(node.func, ast.Subscript):  # kernel[grid](...)
+            options.append(OptionSite(node.lineno, _keywords(node)))
+            continue
+        name = _dotted(node.func)
+        if name is None:
+            continue
+        full = canonical(name, aliases)
+        calls.append(CallSite(full, node.lineno, {kw.arg for kw in node.keywords if kw.arg}))
+        if full.split(".")[-1] == "Config" and full.startswith(("triton", "Config")):
+            site = OptionSite(node.lineno, {})
+            if node.args and isinstance(node.args[0], ast.Dict):
+                for key, value in zip(node.args[0].keys, node.args[0].values, strict=True):
+                    ok_key, name_ = _literal(key) if key is not None else (False, None)
+                    ok_val, val = _literal(value)
+                    if ok_key and ok_val and isinstance(name_, str):
+                        site.options[name_] = val
+            site.options.update(_keywords(node))
+            options.append(site)
+    return options, calls
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def option_failures(check: Check, options: dict[str, Any]) -> list[str]:
+    """Why one set of options breaks an option check (empty: it does not)."""
+    if isinstance(check, OptionValuesCheck):
+        if check.option in options and str(options[check.option]) not in {str(v) for v in check.allowed}:
+            legal = ", ".join(repr(v) for v in check.allowed) or "none: the option is not accepted"
+            return [f"{check.option}={options[check.option]!r} is not allowed (allowed: {legal})"]
+    elif isinstance(check, PowerOfTwoCheck):
+        value = _number(options.get(check.option))
+        if value is not None and (value < 1 or not value.is_integer() or not math.log2(value).is_integer()):
+            return [f"{check.option}={options[check.option]!r} is not a power of two"]
+    elif isinstance(check, MaxValueCheck):
+        value = _number(options.get(check.option))
+        if value is not None and value > check.max:
+            return [f"{check.option}={options[check.option]!r} exceeds the maximum {check.max:g}"]
+    elif isinstance(check, ForbidComboCheck):
+        if all(c.option in options and c.holds(options[c.option]) for c in check.when):
+            given = ", ".join(f"{c.option}={options[c.option]!r}" for c in check.when)
+            rule = " together with ".join(c.describe() for c in check.when)
+            return [f"{given} is forbidden ({rule})"]
+    return []
+
+
+def _call_matches(check: ForbidCallCheck, call: CallSite) -> bool:
+    """Exact match on the canonical dotted name (`tl.advance` and `triton.language.advance` alike)."""
+    names = {canonical(forbidden, _DEFAULT_ALIASES) for forbidden in check.calls}
+    return call.name in names and (check.keyword is None or check.keyword in call.keywords)
+
+
+def entry_violations(entry: Entry, options: list[OptionSite], calls: list[CallSite]) -> list[Violation]:
+    """Violations of one constraint entry's check in a scanned module."""
+    check = entry.constraint.check if entry.constraint else None
+    found: list[Violation] = []
+    if check is None:
+        return found
+    if isinstance(check, ForbidCallCheck):
+        for call in calls:
+            if _call_matches(check, call):
+                what = f"{call.name}(..., {check.keyword}=...)" if check.keyword else f"{call.name}()"
+                found.append(Violation(entry_id=entry.id, line=call.line,
+                                       message=f"[{entry.id}] {what} is not allowed: {entry.constraint.rule}"))
+        return found
+    for site in options:
+        for reason in option_failures(check, site.options):
+            found.append(Violation(entry_id=entry.id, line=site.line,
+                                   message=f"[{entry.id}] {reason}: {entry.constraint.rule}"))
+    return found
+
+
+def check_constraints(source: str, *, target: str, toolchain: Toolchain, kb: KnowledgeBase) -> list[Violation]:
+    """Every applicable machine-checkable constraint the candidate breaks, in source order.
+
+    A source that does not parse yields one violation with entry id 'python-syntax'.
+    """
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as err:
+        return [Violation(entry_id="python-syntax", line=err.lineno or 0,
+                          message=f"[python-syntax] the candidate does not parse: {err.msg}")]
+    options, calls = scan_source(tree)
+    violations: list[Violation] = []
+    for entry in kb.filter(target=target, kind="constraint", toolchain=toolchain):
+        violations.extend(entry_violations(entry, options, calls))
+    return sorted(violations, key=lambda v: (v.line, v.entry_id, v.message))

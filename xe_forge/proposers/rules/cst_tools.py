@@ -1,0 +1,127 @@
+"""Small libcst helpers shared by the transforms: naming, walking, literals and batched edits.
+
+libcst nodes compare by identity and every transform pass rebuilds the tree, so transforms collect
+all their edits against one parsed module (original node -> replacement) and apply them in a single
+pass with `apply_edits`; that keeps the untouched source byte-for-byte as the user wrote it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Union
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from xe_forge.proposers.rules.models import NotApplicable
+
+Replacement = Union[cst.CSTNode, cst.FlattenSentinel, cst.RemovalSentinel]
+Edit = Union[Replacement, Callable[[cst.CSTNode], Replacement]]
+
+
+def parse(source: str) -> cst.Module:
+    """Parse a kernel file; a syntax error is a refusal, not a crash."""
+    try:
+        return cst.parse_module(source)
+    except cst.ParserSyntaxError as err:
+        raise NotApplicable(f"source does not parse: {err.message} (line {err.raw_line})") from None
+
+
+def dotted(node: cst.CSTNode | None) -> str | None:
+    """'tl.program_id' for an Attribute chain of Names, 'x' for a Name, None otherwise."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        base = dotted(node.value)
+        return None if base is None else f"{base}.{node.attr.value}"
+    return None
+
+
+def call_name(node: cst.CSTNode) -> str | None:
+    """Dotted name of the callee when `node` is a call, else None."""
+    return dotted(node.func) if isinstance(node, cst.Call) else None
+
+
+def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """Every node under `node` (itself included), in source order."""
+    yield node
+    for child in node.children:
+        yield from walk(child)
+
+
+def read_names(node: cst.CSTNode) -> set[str]:
+    """Identifiers read under `node`, excluding attribute names (`tl.dot` reads `tl` only)."""
+    attr_nodes = {id(sub.attr) for sub in walk(node) if isinstance(sub, cst.Attribute)}
+    return {sub.value for sub in walk(node) if isinstance(sub, cst.Name) and id(sub) not in attr_nodes}
+
+
+def int_value(node: cst.CSTNode | None) -> int | None:
+    """The value of an integer literal (underscores allowed), else None."""
+    if isinstance(node, cst.Integer):
+        try:
+            return int(node.value.replace("_", ""), 0)
+        except ValueError:
+            return None
+    return None
+
+
+def expr(text: str) -> cst.BaseExpression:
+    return cst.parse_expression(text)
+
+
+def stmt(text: str) -> cst.BaseStatement:
+    return cst.parse_statement(text)
+
+
+def is_power_of_two(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0 and value & (value - 1) == 0
+
+
+class _Editor(cst.CSTTransformer):
+    def __init__(self, edits: dict[cst.CSTNode, Edit]) -> None:
+        super().__init__()
+        self._edits = edits
+
+    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode) -> Replacement:  # type: ignore[override]
+        edit = self._edits.get(original_node)
+        if edit is None:
+            return updated_node
+        if callable(edit) and not isinstance(edit, cst.CSTNode):
+            return edit(updated_node)
+        return edit
+
+
+def apply_edits(module: cst.Module, edits: dict[cst.CSTNode, Edit]) -> str:
+    """Apply all edits (keyed by original node identity) in one pass and return the new source.
+
+    A callable edit receives the node with its children already edited, so nested edits compose.
+    """
+    if not edits:
+        return module.code
+    return module.visit(_Editor(edits)).code
+
+
+def code_of(node: cst.CSTNode) -> str:
+    """Source text of one node (without leading/trailing whitespace)."""
+    return cst.Module(body=[]).code_for_node(node).strip()
+
+
+def fresh_name(base: str, taken: set[str]) -> str:
+    """`base` if unused, else base_2, base_3, ... (never shadows a name the code already uses)."""
+    if base not in taken:
+        return base
+    index = 2
+    while f"{base}_{index}" in taken:
+        index += 1
+    return f"{base}_{index}"
+
+
+def all_names(module: cst.Module) -> set[str]:
+    return {sub.value for sub in walk(module) if isinstance(sub, cst.Name)}
+
+
+def line_of(module: cst.Module, node: cst.CSTNode) -> int | None:
+    """1-based line of `node` in `module`, for messages; None when it cannot be located."""
+    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    pos = positions.get(node)
+    return pos.start.line if pos else None

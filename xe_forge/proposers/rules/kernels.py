@@ -1,0 +1,257 @@
+"""Static facts about the @triton.jit kernels of a file, read from the concrete syntax tree.
+
+Transforms ask these questions before they touch anything: which parameters are constexpr tiles,
+is the kernel already autotuned, what problem class it is (gemm, gemm-epilogue, reduction,
+elementwise), which tiles partition the launch grid (`pid_m * BLOCK_M`) and which stride a loop
+(`range(0, K, BLOCK_K)`): only those can change without leaving elements uncovered.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from xe_forge.proposers.rules.cst_tools import call_name, dotted, int_value, read_names, walk
+
+DOT_CALLS = {"tl.dot", "triton.language.dot", "tl.dot_scaled"}
+REDUCE_METHODS = {"sum", "max", "min", "reduce", "argmax", "argmin", "xor_sum"}
+CAST_CALLS = {"to", "cast"}
+PROGRAM_ID = {"tl.program_id", "triton.language.program_id"}
+
+
+@dataclass
+class Kernel:
+    """One module-level @triton.jit function and what the transforms need to know about it."""
+
+    node: cst.FunctionDef
+    name: str
+    params: list[str]
+    constexprs: list[str]
+    autotune: cst.Decorator | None
+    has_heuristics: bool
+    problem_class: str
+    grid_tiles: dict[str, set[int]] = field(default_factory=dict)
+    """constexpr tile -> program-id axes it multiplies (tiles that partition the grid)."""
+    loop_tiles: set[str] = field(default_factory=set)
+    """constexpr tiles read in a for-loop's iterable (tiles that stride a loop)."""
+
+    def tunable(self, tile: str) -> bool:
+        return tile in self.grid_tiles or tile in self.loop_tiles
+
+
+def _decorator_name(dec: cst.Decorator) -> str | None:
+    target = dec.decorator
+    return call_name(target) if isinstance(target, cst.Call) else dotted(target)
+
+
+def _is_jit(dec: cst.Decorator) -> bool:
+    name = _decorator_name(dec) or ""
+    return name in ("triton.jit", "jit")
+
+
+def find_kernels(module: cst.Module) -> dict[str, Kernel]:
+    """Module-level functions decorated with triton.jit, by name, in source order."""
+    kernels: dict[str, Kernel] = {}
+    for statement in module.body:
+        if not isinstance(statement, cst.FunctionDef) or not any(_is_jit(d) for d in statement.decorators):
+            continue
+        names = [_decorator_name(d) or "" for d in statement.decorators]
+        autotune = next((d for d, n in zip(statement.decorators, names) if n.endswith("autotune")), None)
+        params = [p.name.value for p in statement.params.params]
+        constexprs = [
+            p.name.value
+            for p in statement.params.params
+            if p.annotation is not None and (dotted(p.annotation.annotation) or "").endswith("constexpr")
+        ]
+        kernel = Kernel(
+            node=statement,
+            name=statement.name.value,
+            params=params,
+            constexprs=constexprs,
+            autotune=autotune,
+            has_heuristics=any(n.endswith("heuristics") for n in names),
+            problem_class=problem_class(statement),
+        )
+        kernel.grid_tiles = _grid_tiles(statement, set(constexprs))
+        kernel.loop_tiles = _loop_tiles(statement, set(constexprs))
+        kernels[kernel.name] = kernel
+    return kernels
+
+
+def _is_reduction(call: cst.Call) -> bool:
+    name = call_name(call)
+    if name is None or "." not in name:
+        return False  # builtin max()/min() of two scalars is not a reduction
+    return name.rsplit(".", 1)[1] in REDUCE_METHODS
+
+
+def problem_class(fn: cst.FunctionDef) -> str:
+    """gemm (tl.dot), gemm-epilogue (elementwise work on the accumulator after the K loop),
+    reduction (tl.sum/tl.max/tl.min/...), else elementwise."""
+    calls = [node for node in walk(fn.body) if isinstance(node, cst.Call)]
+    if any(call_name(c) in DOT_CALLS for c in calls):
+        return "gemm-epilogue" if _has_epilogue(fn) else "gemm"
+    if any(_is_reduction(c) for c in calls):
+        return "reduction"
+    return "elementwise"
+
+
+def _dot_loop(fn: cst.FunctionDef) -> tuple[cst.IndentedBlock, int, set[str]] | None:
+    """The block holding the loop with the tl.dot, the loop's index in it, and the accumulator names."""
+    for block in (n for n in walk(fn) if isinstance(n, cst.IndentedBlock)):
+        for index, statement in enumerate(block.body):
+            if not isinstance(statement, (cst.For, cst.While)):
+                continue
+            accs: set[str] = set()
+            for node in walk(statement.body):
+                if isinstance(node, (cst.Assign, cst.AugAssign)) and any(
+                    call_name(c) in DOT_CALLS for c in walk(node.value) if isinstance(c, cst.Call)
+                ):
+                    targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+                    accs |= {t.value for t in targets if isinstance(t, cst.Name)}
+            if accs:
+                return block, index, accs
+    return None
+
+
+def _is_math(node: cst.BaseExpression, derived: set[str]) -> bool:
+    """True if `node` computes on a derived name with more than a dtype cast."""
+    for sub in walk(node):
+        if isinstance(sub, (cst.BinaryOperation, cst.UnaryOperation)) and read_names(sub) & derived:
+            return True
+        if isinstance(sub, cst.Call) and read_names(sub) & derived:
+            name = call_name(sub) or ""
+            last = name.rsplit(".", 1)[-1]
+            if last not in CAST_CALLS and name not in ("tl.store", "tl.load") and not last.startswith("store"):
+                return True
+    return False
+
+
+def _has_epilogue(fn: cst.FunctionDef) -> bool:
+    found = _dot_loop(fn)
+    if found is None:
+        return False
+    block, index, derived = found
+    derived = set(derived)
+    for statement in block.body[index + 1 :]:
+        for node in walk(statement):
+            if isinstance(node, cst.Assign) and read_names(node.value) & derived:
+                if _is_math(node.value, derived):
+                    return True
+                derived |= {t.target.value for t in node.targets if isinstance(t.target, cst.Name)}
+            elif isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Name):
+                if node.target.value in derived:
+                    return True
+            elif isinstance(node, cst.Call) and (call_name(node) or "").endswith("store"):
+                values = node.args[1:2]
+                if values and _is_math(values[0].value, derived):
+                    return True
+    return False
+
+
+def program_id_axis(node: cst.CSTNode) -> int | None:
+    """The literal axis of a `tl.program_id(k)` / `tl.program_id(axis=k)` call, else None."""
+    if not isinstance(node, cst.Call) or call_name(node) not in PROGRAM_ID or not node.args:
+        return None
+    return int_value(node.args[0].value)
+
+
+def pid_derived(fn: cst.FunctionDef) -> dict[str, set[int]]:
+    """Names whose value depends on the program id, with the grid axes they depend on."""
+    derived: dict[str, set[int]] = {}
+    for node in walk(fn.body):
+        if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)) and node.value is not None:
+            axes = _axes_of(node.value, derived)
+            if not axes:
+                continue
+            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+            for target in targets:
+                for name in (n for n in walk(target) if isinstance(n, cst.Name)):
+                    derived.setdefault(name.value, set()).update(axes)
+    return derived
+
+
+def _axes_of(node: cst.CSTNode, derived: dict[str, set[int]]) -> set[int]:
+    axes: set[int] = set()
+    for sub in walk(node):
+        axis = program_id_axis(sub)
+        if axis is not None:
+            axes.add(axis)
+    for name in read_names(node):
+        axes |= derived.get(name, set())
+    return axes
+
+
+def _grid_tiles(fn: cst.FunctionDef, constexprs: set[str]) -> dict[str, set[int]]:
+    derived = pid_derived(fn)
+    tiles: dict[str, set[int]] = {}
+    for node in walk(fn.body):
+        if not isinstance(node, cst.BinaryOperation) or not isinstance(node.operator, cst.Multiply):
+            continue
+        for side, other in ((node.left, node.right), (node.right, node.left)):
+            if isinstance(side, cst.Name) and side.value in constexprs:
+                axes = _axes_of(other, derived)
+                if axes:
+                    tiles.setdefault(side.value, set()).update(axes)
+    return tiles
+
+
+def _loop_tiles(fn: cst.FunctionDef, constexprs: set[str]) -> set[str]:
+    return {
+        name
+        for node in walk(fn.body)
+        if isinstance(node, cst.For)
+        for name in read_names(node.iter) & constexprs
+    }
+
+
+def size_params(kernel: Kernel) -> list[str]:
+    """Runtime parameters that are problem sizes: compared with offsets (masks), or bounds of
+    loops and tl.cdiv; strides and pointers excluded. These make a good autotune key."""
+    runtime = [p for p in kernel.params if p not in kernel.constexprs]
+    used: set[str] = set()
+    for node in walk(kernel.node.body):
+        if isinstance(node, cst.Comparison):
+            used |= read_names(node)
+        elif isinstance(node, cst.For):
+            used |= read_names(node.iter)
+        elif isinstance(node, cst.Call) and (call_name(node) or "").endswith("cdiv"):
+            used |= read_names(node)
+    return [p for p in runtime if p in used and not p.startswith("stride") and not p.endswith("_ptr")]
+
+
+def _address_roots(node: cst.BaseExpression, assigns: dict[str, cst.BaseExpression], depth: int = 0) -> set[str]:
+    """Names added into an address (`base + offs * stride` -> base, offs); locals are followed to
+    their assignment so `row_ptr = x_ptr + row * stride` leads back to x_ptr."""
+    if depth > 8:
+        return set()
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Add, cst.Subtract)):
+        return _address_roots(node.left, assigns, depth + 1) | _address_roots(node.right, assigns, depth + 1)
+    if isinstance(node, cst.Name):
+        if node.value in assigns:
+            return {node.value} | _address_roots(assigns[node.value], assigns, depth + 1)
+        return {node.value}
+    return set()
+
+
+def stored_and_read_pointers(kernel: Kernel) -> list[str]:
+    """Pointer parameters the kernel both reads and writes, or updates atomically: running it
+    twice (as autotuning does) would change their contents, so autotune must restore them."""
+    assigns = {
+        t.target.value: node.value
+        for node in walk(kernel.node.body)
+        if isinstance(node, cst.Assign)
+        for t in node.targets
+        if isinstance(t.target, cst.Name)
+    }
+    touched: dict[str, set[str]] = {"load": set(), "store": set(), "atomic": set()}
+    for node in walk(kernel.node.body):
+        if not isinstance(node, cst.Call) or not node.args:
+            continue
+        last = (call_name(node) or "").rsplit(".", 1)[-1]
+        kind = "atomic" if last.startswith("atomic_") else last
+        if kind in touched:
+            touched[kind] |= _address_roots(node.args[0].value, assigns)
+    hit = (touched["load"] & touched["store"]) | touched["atomic"]
+    return [p for p in kernel.params if p in hit and p not in kernel.constexprs]

@@ -1,0 +1,53 @@
+"""What the rules proposer hands back: candidates (Proposal) and recorded refusals (Skip).
+
+Proposal belongs in xe_forge/proposers/base.py (the lead owns it); it lives here until it moves, with
+exactly the fields the pipeline reads. `Applied` and `NotApplicable` are internal to the rules package:
+a transform returns the former or raises the latter, and the dispatcher turns them into the public models.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pydantic import BaseModel
+
+
+class Proposal(BaseModel):
+    """One candidate kernel file produced by a recipe."""
+
+    code: str
+    """The whole new kernel file source."""
+    recipe: str
+    """The transform name (kb-contract.md), e.g. 'autotune'."""
+    entry_id: str | None
+    """Knowledge-base entry that supplied the parameters, or None."""
+    rationale: str
+    """One sentence: what was changed."""
+    expected_effect: str
+    """Why it should be faster on the target."""
+
+
+class Skip(BaseModel):
+    """A recipe that did not apply, with the precondition that failed."""
+
+    recipe: str
+    entry_id: str | None
+    reason: str
+
+
+@dataclass(frozen=True)
+class Applied:
+    """A transform's successful result before it becomes a Proposal."""
+
+    code: str
+    rationale: str
+    entry_id: str | None = None
+    """Overrides the recipe entry's id when another entry supplied the parameters (a config space)."""
+
+
+class NotApplicable(Exception):
+    """A precondition failed; the message is the Skip reason, precise enough to act on."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason

@@ -1,0 +1,266 @@
+"""Problem specs: which shapes, dtypes and tolerances a kernel is checked and timed at.
+
+The format is Xe-Forge's (top-level `inputs`, `inits`, and named variant lists such as `ci` and
+`bench-gpu`, each entry with `params`, `dtype`, `dims`, `flop`, `rtol`, `atol`), plus two additions:
+`unseen:` entries (only checked at the end, never shown to a proposer; dims they omit are taken from
+the variant being run) and `precision:` (the accuracy contract).
+
+```yaml
+inputs:
+  X: {shape: [BATCH, IN_FEAT]}
+inits:
+  - in_features: IN_FEAT
+  - bias_shape: [OUT_FEAT, 1, 1]
+ci:
+  - {dtype: float32, dims: {BATCH: 8, IN_FEAT: 64, OUT_FEAT: 32}, flop: "2*BATCH*IN_FEAT*OUT_FEAT"}
+unseen:
+  - dims: {BATCH: 37}
+precision: keep
+```
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from xe_forge.errors import InputError
+
+Precision = Literal["keep", "allow-tf32", "bf16", "fp16"]
+DTYPE_NAMES = {
+    "float32": "float32", "fp32": "float32", "float": "float32",
+    "float16": "float16", "fp16": "float16", "half": "float16",
+    "bfloat16": "bfloat16", "bf16": "bfloat16",
+    "float64": "float64", "fp64": "float64", "double": "float64",
+    "int64": "int64", "int32": "int32", "int8": "int8", "bool": "bool",
+}
+RESERVED_KEYS = {"inputs", "inits", "unseen", "precision", "name", "description"}
+
+Dim = int | float
+
+
+def canonical_dtype(name: str) -> str:
+    """Map the spellings people use (bf16, half, float) to torch attribute names."""
+    key = str(name).strip().lower().removeprefix("torch.")
+    if key not in DTYPE_NAMES:
+        raise ValueError(f"unknown dtype '{name}' (known: {', '.join(sorted(set(DTYPE_NAMES.values())))})")
+    return DTYPE_NAMES[key]
+
+
+class InputSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    shape: list[str | int]
+    dtype: str | None = None
+    dist: Literal["normal", "uniform"] = "normal"
+
+    @field_validator("dtype")
+    @classmethod
+    def _dtype(cls, v: str | None) -> str | None:
+        return None if v is None else canonical_dtype(v)
+
+
+class Variant(BaseModel):
+    """One concrete configuration: dims bound to numbers, a dtype, tolerances and a FLOP formula."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    params: list[str] | None = None
+    dtype: str | None = None
+    dims: dict[str, Dim] = Field(default_factory=dict)
+    flop: str | None = None
+    rtol: float | None = None
+    atol: float | None = None
+
+    @field_validator("dtype")
+    @classmethod
+    def _dtype(cls, v: str | None) -> str | None:
+        return None if v is None else canonical_dtype(v)
+
+    def merged_over(self, base: Variant) -> Variant:
+        """This (partial) variant completed by `base`: how an `unseen:` entry becomes concrete."""
+        data = base.model_dump()
+        data["dims"] = {**base.dims, **self.dims}
+        for key in ("params", "dtype", "flop", "rtol", "atol"):
+            if getattr(self, key) is not None:
+                data[key] = getattr(self, key)
+        return Variant(**data)
+
+    def flops(self) -> float | None:
+        """Evaluate the FLOP formula with the variant's dims (arithmetic only, no names but dims)."""
+        if not self.flop:
+            return None
+        return float(safe_eval(self.flop, self.dims))
+
+
+class Spec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    inputs: dict[str, InputSpec] = Field(default_factory=dict)
+    inits: list[tuple[str, Any]] = Field(default_factory=list)
+    variants: dict[str, list[Variant]] = Field(default_factory=dict)
+    unseen: list[Variant] = Field(default_factory=list)
+    precision: Precision = "keep"
+    path: Path | None = None
+
+    def variant(self, name: str | None) -> Variant:
+        """The first entry of a named variant; default `ci`, else the first one declared."""
+        if not self.variants:
+            raise InputError(f"spec {self.path} declares no variants (add e.g. a `ci:` list)")
+        if name is None:
+            name = "ci" if "ci" in self.variants else next(iter(self.variants))
+        if name not in self.variants:
+            raise InputError(
+                f"spec {self.path} has no variant '{name}'",
+                hint=f"variants declared: {', '.join(self.variants)}",
+            )
+        return self.variants[name][0]
+
+    def variant_name(self, name: str | None) -> str:
+        if name is not None:
+            return name
+        return "ci" if "ci" in self.variants else next(iter(self.variants))
+
+
+def safe_eval(expr: str, names: dict[str, Any]) -> Any:
+    """Evaluate an arithmetic expression over dim names; anything else is an error, not code."""
+    tree = ast.parse(str(expr), mode="eval")
+    allowed = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Constant, ast.Name, ast.Load,
+               ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Pow, ast.Mod, ast.USub, ast.UAdd)
+    for node in ast.walk(tree):
+        if not isinstance(node, allowed):
+            raise ValueError(f"'{expr}' is not plain arithmetic over dims ({type(node).__name__})")
+        if isinstance(node, ast.Name) and node.id not in names:
+            raise ValueError(f"'{expr}' names unknown dim '{node.id}'")
+    return eval(compile(tree, "<spec>", "eval"), {"__builtins__": {}}, dict(names))  # noqa: S307
+
+
+def _resolve_value(value: Any, dims: dict[str, Dim], where: str) -> Any:
+    """An init/shape value: a dim name, a literal, or a list mixing both (lists become tuples)."""
+    if isinstance(value, list):
+        return tuple(_resolve_value(v, dims, where) for v in value)
+    if isinstance(value, str):
+        if value in dims:
+            return dims[value]
+        try:
+            return safe_eval(value, dims)
+        except (ValueError, SyntaxError):
+            raise InputError(f"{where}: '{value}' is neither a dim of this variant nor arithmetic over dims") from None
+    return value
+
+
+def init_args(spec: Spec, variant: Variant) -> list[Any]:
+    """Constructor arguments for a variant, in declaration order."""
+    return [_resolve_value(value, variant.dims, f"inits.{name}") for name, value in spec.inits]
+
+
+def input_shapes(spec: Spec, variant: Variant) -> dict[str, tuple[int, ...]]:
+    """Shapes of the variant's inputs, in call order (`params` if given, else declaration order)."""
+    names = variant.params or list(spec.inputs)
+    shapes = {}
+    for name in names:
+        shape = _resolve_value(list(spec.inputs[name].shape), variant.dims, f"inputs.{name}.shape")
+        shapes[name] = tuple(int(s) for s in shape)
+    return shapes
+
+
+def load_spec(path: Path) -> Spec:
+    """Parse and check a spec file; every problem becomes one InputError (exit code 2)."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"spec file not found: {path}")
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as err:
+        raise InputError(f"spec {path} is not valid YAML: {err}") from None
+    if not isinstance(raw, dict):
+        raise InputError(f"spec {path} must be a mapping with `inputs`, `inits` and variant lists")
+    try:
+        spec = _build(raw, path)
+    except ValidationError as err:
+        first = err.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"])
+        raise InputError(f"spec {path}: {loc}: {first['msg']}") from None
+    except ValueError as err:
+        raise InputError(f"spec {path}: {err}") from None
+    _check_names(spec)
+    return spec
+
+
+def _build(raw: dict[str, Any], path: Path) -> Spec:
+    inits: list[tuple[str, Any]] = []
+    for item in raw.get("inits") or []:
+        if not isinstance(item, dict) or len(item) != 1:
+            raise ValueError(f"each `inits` entry must be a one-key mapping like `- dim: N`, got {item!r}")
+        ((name, value),) = item.items()
+        inits.append((str(name), value))
+    variants = {}
+    for key, value in raw.items():
+        if key in RESERVED_KEYS:
+            continue
+        if not isinstance(value, list) or not value:
+            raise ValueError(f"variant '{key}' must be a non-empty list of entries with `dims`")
+        variants[str(key)] = [Variant(**entry) for entry in value]
+    return Spec(
+        inputs={k: InputSpec(**(v or {})) for k, v in (raw.get("inputs") or {}).items()},
+        inits=inits,
+        variants=variants,
+        unseen=[Variant(**entry) for entry in raw.get("unseen") or []],
+        precision=raw.get("precision", "keep"),
+        path=path,
+    )
+
+
+def _check_names(spec: Spec) -> None:
+    """Every name a variant uses must exist: params among inputs, shape/init names among dims."""
+    if not spec.inputs:
+        raise InputError(f"spec {spec.path} declares no `inputs`")
+    for vname, entries in list(spec.variants.items()) + [("unseen", spec.unseen)]:
+        for entry in entries:
+            for param in entry.params or []:
+                if param not in spec.inputs:
+                    raise InputError(
+                        f"spec {spec.path}: variant '{vname}' names unknown input '{param}'",
+                        hint=f"inputs declared: {', '.join(spec.inputs)}",
+                    )
+            if vname == "unseen":
+                continue
+            concrete_dims = entry.dims
+            _check_dims(spec, vname, concrete_dims)
+            if entry.flop:
+                try:
+                    value = safe_eval(entry.flop, concrete_dims)
+                except (ValueError, SyntaxError) as err:
+                    raise InputError(f"spec {spec.path}: variant '{vname}' flop: {err}") from None
+                if not isinstance(value, int | float) or not math.isfinite(value):
+                    raise InputError(f"spec {spec.path}: variant '{vname}' flop is not a number")
+    for entry in spec.unseen:
+        for base_name, base_entries in spec.variants.items():
+            _check_dims(spec, f"unseen over {base_name}", entry.merged_over(base_entries[0]).dims)
+
+
+def _check_dims(spec: Spec, vname: str, dims: dict[str, Dim]) -> None:
+    for iname, ispec in spec.inputs.items():
+        for s in ispec.shape:
+            if isinstance(s, str) and s not in dims:
+                _unknown_dim(spec, vname, s, f"input '{iname}'", dims)
+    for name, value in spec.inits:
+        values = value if isinstance(value, list) else [value]
+        for v in values:
+            if isinstance(v, str) and v not in dims:
+                try:
+                    safe_eval(v, dims)
+                except (ValueError, SyntaxError):
+                    _unknown_dim(spec, vname, v, f"init '{name}'", dims)
+
+
+def _unknown_dim(spec: Spec, vname: str, dim: str, user: str, dims: dict[str, Dim]) -> None:
+    raise InputError(
+        f"spec {spec.path}: {user} uses dim '{dim}', which variant '{vname}' does not define",
+        hint=f"dims defined: {', '.join(dims) or 'none'}",
+    )

@@ -1,0 +1,111 @@
+"""Intel GPUs through native torch.xpu and triton-xpu (Xe2 Battlemage, Xe-HPC Ponte Vecchio, Xe-HPG).
+
+Not run on Intel hardware in this project yet: the property parsing, target detection and option
+validation are tested with recorded property dumps and version strings (tests/targets/).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from xe_forge.targets.base import DeviceProperties, OptionProblem, Toolchain, register
+from xe_forge.targets.gpu import TorchGpuDevice
+from xe_forge.targets.options import validate_options
+
+# torch.xpu.get_device_properties fields (xpu-facts.md); newer torch adds the last four.
+XPU_FIELDS: dict[str, Any] = {
+    "name": "unknown", "platform_name": "", "vendor": "", "driver_version": "", "max_compute_units": 0,
+    "gpu_eu_count": 0, "gpu_subslice_count": 0, "max_work_group_size": 1024, "max_num_sub_groups": 64,
+    "sub_group_sizes": [16, 32], "has_fp16": True, "has_fp64": False, "has_bfloat16_conversions": False,
+    "has_subgroup_matrix_multiply_accumulate": False, "has_subgroup_2d_block_io": False,
+    "total_memory": 0, "architecture": None, "local_mem_size": None, "last_level_cache_size": None,
+    "memory_clock_rate": None, "memory_bus_width": None,
+}
+
+
+class XpuProperties(DeviceProperties):
+    platform_name: str = ""
+    vendor: str = ""
+    driver_version: str = ""
+    gpu_eu_count: int = 0
+    xe_cores: int = 0
+    max_work_group_size: int = 1024
+    has_fp64: bool = False
+    has_bfloat16_conversions: bool = False
+    has_dpas: bool = False
+    has_2d_block_io: bool = False
+    architecture: str | None = None
+    last_level_cache_size: int | None = None
+    memory_clock_rate: int | None = None
+    memory_bus_width: int | None = None
+
+    @classmethod
+    def from_raw(cls, raw: Any) -> XpuProperties:
+        """Read a torch.xpu property object (or a recorded dict), with defaults for fields older torch lacks."""
+        get = raw.get if isinstance(raw, dict) else (lambda k, d: getattr(raw, k, d))
+        f = {k: get(k, default) for k, default in XPU_FIELDS.items()}
+        arch = f["architecture"]
+        return cls(
+            kind="xpu", name=str(f["name"]), platform_name=str(f["platform_name"]), vendor=str(f["vendor"]),
+            driver_version=str(f["driver_version"]), compute_units=int(f["max_compute_units"] or 0),
+            gpu_eu_count=int(f["gpu_eu_count"] or 0), xe_cores=int(f["gpu_subslice_count"] or 0),
+            total_memory=int(f["total_memory"] or 0), max_warps=int(f["max_num_sub_groups"] or 64),
+            warp_sizes=[int(s) for s in (f["sub_group_sizes"] or [16, 32])],
+            max_work_group_size=int(f["max_work_group_size"] or 1024),
+            shared_memory_per_block=f["local_mem_size"], has_fp64=bool(f["has_fp64"]),
+            has_bfloat16_conversions=bool(f["has_bfloat16_conversions"]),
+            has_dpas=bool(f["has_subgroup_matrix_multiply_accumulate"]),
+            has_2d_block_io=bool(f["has_subgroup_2d_block_io"]),
+            architecture=None if arch is None else str(arch), last_level_cache_size=f["last_level_cache_size"],
+            memory_clock_rate=f["memory_clock_rate"], memory_bus_width=f["memory_bus_width"],
+        )
+
+
+def target_for(props: XpuProperties) -> str:
+    """Knowledge-base target of an Intel GPU, from its architecture string or its marketing name."""
+    text = f"{props.architecture or ''} {props.name}".lower()
+    if any(k in text for k in ("pvc", "max 1550", "max 1100", "data center gpu max", "ponte")):
+        return "intel-xe-hpc"
+    if any(k in text for k in ("bmg", "lnl", "ptl", "battlemage", " b5", " b6", " b7", "arc pro b", "arc b", "xe2")):
+        return "intel-xe2"
+    if any(k in text for k in ("dg2", "alchemist", "a770", "a750", "a380", "arc a", "arc pro a", "mtl", "arl")):
+        return "intel-xe-hpg"
+    return "intel-xe2"
+
+
+def xpu_toolchain_from(version: str) -> Toolchain:
+    return Toolchain(name="triton-xpu", version=version)
+
+
+@register
+class XpuDevice(TorchGpuDevice):
+    kind = "xpu"
+    backend = "xpu"
+    default_target = "intel-xe2"
+
+    @classmethod
+    def available(cls) -> bool:
+        try:
+            import torch
+        except ImportError:
+            return False
+        xpu = getattr(torch, "xpu", None)
+        return bool(xpu is not None and xpu.is_available())
+
+    def properties(self) -> XpuProperties:
+        import torch
+
+        return XpuProperties.from_raw(torch.xpu.get_device_properties(self.index))
+
+    def detected_target(self) -> str:
+        return target_for(self.properties())
+
+    def toolchain(self) -> Toolchain:
+        import triton
+
+        return xpu_toolchain_from(triton.__version__)
+
+    def validate_launch_options(self, options: dict[str, Any]) -> list[OptionProblem]:
+        props = self.properties()
+        return validate_options(options, self.toolchain(), max_warps=props.max_warps,
+                                warp_sizes=tuple(props.warp_sizes))
