@@ -1,0 +1,114 @@
+"""Static analysis of a kernel: the issues each stage serves, found without an LLM.
+
+The rules engine plans from these alone; in LLM mode they are given to the analyzer as facts, and
+its own findings are added to them.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from pydantic import BaseModel
+
+from xe_forge.verify.static import check_source
+
+
+class Issue(BaseModel):
+    kind: str
+    stage: str
+    line: int | None = None
+    evidence: str = ""
+    description: str = ""
+
+    def render(self) -> str:
+        where = f"line {self.line}: " if self.line else ""
+        return f"[{self.stage}/{self.kind}] {where}{self.description}" + (f" (`{self.evidence}`)" if self.evidence else "")
+
+
+def _line_of(source: str, pattern: str) -> tuple[int | None, str]:
+    for i, line in enumerate(source.splitlines(), 1):
+        if re.search(pattern, line):
+            return i, line.strip()[:120]
+    return None, ""
+
+
+def _issue(source: str, pattern: str, kind: str, stage: str, description: str) -> Issue | None:
+    line, evidence = _line_of(source, pattern)
+    if line is None:
+        return None
+    return Issue(kind=kind, stage=stage, line=line, evidence=evidence, description=description)
+
+
+def problem_class(source: str) -> str:
+    """gemm / gemm-epilogue / reduction / elementwise, from what the jit kernels contain."""
+    if "tl.dot(" in source:
+        epilogue = re.search(r"tl\.(where|maximum|minimum|sigmoid|exp2?|log)\(", source) is not None
+        return "gemm-epilogue" if epilogue else "gemm"
+    if re.search(r"tl\.(sum|max|min|reduce|argmax|argmin)\(", source):
+        return "reduction"
+    return "elementwise"
+
+
+def analyze_source(source: str) -> list[Issue]:
+    """Every issue the rules can see, each tied to the stage that serves it."""
+    checks = [
+        (r"\.to\(tl\.float32\)", "dot-operand-upcast", "dtype",
+         "operands are cast to fp32 before tl.dot: the matrix engine runs 16-bit operands natively", "tl.dot("),
+        (r"float64", "float64-math", "dtype", "float64 arithmetic: slow on GPUs and rarely needed", None),
+        (r"tl\.exp\(", "expensive-transcendental", "algorithmic",
+         "tl.exp where exp2 with a folded log2(e) is cheaper", None),
+        (r"make_block_ptr", "deprecated-block-pointers", "block_io",
+         "block pointers are removed in triton 3.9: use tensor descriptors", None),
+        (r"\.t\(\)\.contiguous\(\)|\.transpose\([^)]*\)\.contiguous\(\)", "per-call-transpose", "memory_access",
+         "a weight is transposed and copied on every call", None),
+    ]
+    issues = []
+    for pattern, kind, stage, text, requires in checks:
+        if requires and requires not in source:
+            continue
+        found = _issue(source, pattern, kind, stage, text)
+        if found:
+            issues.append(found)
+    issues += _structural(source)
+    return issues
+
+
+def _structural(source: str) -> list[Issue]:
+    out: list[Issue] = []
+    static = check_source(source, record_only=True)
+    launches = _launch_sites(source, static.kernels)
+    if len(launches) > 1:
+        out.append(Issue(kind="unfused-epilogue", stage="fusion", line=launches[1],
+                         description=f"forward launches {len(launches)} kernels: intermediates round-trip memory"))
+    if static.kernels and "triton.autotune" not in source and "@autotune" not in source:
+        out.append(Issue(kind="no-autotune", stage="autotuning", line=_line_of(source, r"@triton\.jit")[0],
+                         description="no @triton.autotune: one fixed configuration for every shape"))
+    tiles = re.search(r"\b(BLOCK_[A-Z_]*|BLOCK_SIZE)\s*=\s*\d+", source)
+    if tiles:
+        line, ev = _line_of(source, re.escape(tiles.group(0)))
+        out.append(Issue(kind="small-tiles", stage="device_tuning", line=line, evidence=ev,
+                         description="fixed tile sizes and default launch options, not chosen for the target"))
+    if "tl.dot(" in source:
+        if "GROUP_SIZE_M" not in source and re.search(r"program_id\(1\)", source):
+            out.append(Issue(kind="no-tile-swizzle", stage="persistent", line=_line_of(source, r"program_id\(1\)")[0],
+                             description="2D tile grid in row-major launch order: no GROUP_SIZE_M swizzle for L2 reuse"))
+        if "make_tensor_descriptor" not in source and "TensorDescriptor" not in source:
+            out.append(Issue(kind="pointer-tensor-loads", stage="block_io", line=_line_of(source, r"tl\.load\(")[0],
+                             description="dot operands loaded through tensors of pointers, not 2D block I/O"))
+    return out
+
+
+def _launch_sites(source: str, kernels: set[str]) -> list[int]:
+    tree = ast.parse(source)
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript):
+            value = node.func.value
+            if isinstance(value, ast.Name) and value.id in kernels:
+                lines.append(node.lineno)
+    return sorted(lines)
+
+
+def stages_with_issues(issues: list[Issue]) -> list[str]:
+    return list(dict.fromkeys(i.stage for i in issues))

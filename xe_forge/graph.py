@@ -1,0 +1,236 @@
+"""The pipeline as a LangGraph state machine: baseline, analyze, plan, nine stage nodes, final_verify, report.
+
+State holds only run data (JSON-able, checkpointed after every node in SQLite); the evaluator,
+proposers, store and progress display live in the run Context. Each stage node is the same CoVeR
+function with a different stages/*.yaml; routers only choose the next node.
+"""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass, field
+from typing import Annotated, Any, TypedDict
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
+
+from xe_forge.analysis import Issue, analyze_source, stages_with_issues
+from xe_forge.context import problem_context
+from xe_forge.cover import run_stage
+from xe_forge.errors import InputError
+from xe_forge.kernel import Problem
+from xe_forge.prompting import render
+from xe_forge.proposers.base import StageRequest
+from xe_forge.stages import STAGE_NAMES, StageSpec, order_with_dependencies
+from xe_forge.verify.evaluate import Evaluator
+
+
+class ForgeState(TypedDict, total=False):
+    run_id: str
+    input_code: str
+    code: str
+    baseline: dict[str, Any]
+    issues: list[dict[str, Any]]
+    plan: list[str]
+    done: Annotated[list[str], operator.add]
+    outcomes: Annotated[list[dict[str, Any]], operator.add]
+    final: dict[str, Any]
+    status: str
+
+
+@dataclass
+class Context:
+    """Run-scoped objects the nodes use; never checkpointed."""
+
+    run_id: str
+    problem: Problem
+    evaluator: Evaluator
+    stages: dict[str, StageSpec]
+    allowance: set[str]
+    target: str
+    toolchain: Any
+    kb: Any
+    rules: Any = None
+    llm: Any = None
+    store: Any = None
+    progress: Any = None
+    max_iters: int = 4
+    only_stages: list[str] | None = None
+    kb_budget: int = 2500
+    engine: str = "rules"
+    extras: dict[str, Any] = field(default_factory=dict)
+
+
+def baseline_node(state: ForgeState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """The input kernel must pass against its reference, or there is nothing to optimize (exit 2)."""
+    ctx = runtime.context
+    ctx.progress.phase("baseline", "checking the input kernel against its reference")
+    verdict = ctx.evaluator.evaluate(state["input_code"], ctx.problem, allow_torch=ctx.allowance, name="input")
+    if not verdict.passed:
+        reasons = "; ".join(f.render() for f in verdict.findings[:3]) or verdict.summary()
+        raise InputError(f"the input kernel fails against its reference: {reasons}",
+                         hint="xe-forge optimizes correct kernels; `xe-forge check` shows the full verdict")
+    return {"baseline": verdict.model_dump(mode="json")}
+
+
+def analyze_node(state: ForgeState, runtime: Runtime[Context]) -> dict[str, Any]:
+    ctx = runtime.context
+    ctx.progress.phase("analyze", "looking for issues")
+    issues = analyze_source(state["code"])
+    if ctx.llm is not None:
+        task = render("analyze.j2", target=ctx.target, toolchain=str(ctx.toolchain), stages=list(ctx.stages.values()),
+                      known=issues, context=problem_context(ctx.problem, ctx.target).render(), code=state["code"],
+                      reference=ctx.problem.reference.source)
+        found = [i for i in ctx.llm.analyze(task) if i.stage in ctx.stages]
+        issues += [i for i in found if (i.stage, i.kind) not in {(j.stage, j.kind) for j in issues}]
+    ctx.progress.issues(issues)
+    return {"issues": [i.model_dump() for i in issues]}
+
+
+def plan_node(state: ForgeState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Order and skips; the user's --stages wins; hard dependencies are always respected."""
+    ctx = runtime.context
+    issues = [Issue(**i) for i in state["issues"]]
+    if ctx.only_stages:
+        plan = list(ctx.only_stages)
+    else:
+        plan = [s for s in ctx.stages if s in stages_with_issues(issues) and _can_serve(ctx, s)]
+        if ctx.llm is not None:
+            task = render("plan.j2", target=ctx.target, stages=list(ctx.stages.values()), issues=issues)
+            proposed = ctx.llm.plan(task)
+            if proposed:
+                plan = [s for s in proposed if s in ctx.stages] or plan
+            if "discovery" not in plan:
+                plan.append("discovery")
+    plan = order_with_dependencies(plan, ctx.stages)
+    ctx.progress.plan(plan)
+    return {"plan": plan}
+
+
+def _can_serve(ctx: Context, stage: str) -> bool:
+    """In rules mode a stage runs only if it has recipes; the LLM can serve any stage."""
+    return ctx.llm is not None or bool(ctx.stages[stage].recipes)
+
+
+def make_stage_node(name: str):
+    def stage_node(state: ForgeState, runtime: Runtime[Context]) -> dict[str, Any]:
+        ctx = runtime.context
+        spec = ctx.stages[name]
+        issues = [Issue(**i) for i in state["issues"] if i["stage"] == name]
+        ctx.progress.stage_start(name, len(state.get("done", [])) + 1, len(state["plan"]))
+        if ctx.store:
+            ctx.store.stage(ctx.run_id, name, "running")
+        knowledge = _knowledge(ctx, spec, issues)
+        request = StageRequest(stage=spec, code=state["code"], reference=ctx.problem.reference.source, issues=issues,
+                               knowledge=knowledge, context=problem_context(ctx.problem, ctx.target).render(),
+                               target=ctx.target, toolchain=str(ctx.toolchain))
+        proposers = [p for p in (ctx.rules, ctx.llm) if p is not None]
+
+        def on_candidate(record, proposal, verdict):
+            ctx.progress.candidate(name, record)
+            if ctx.store is None:
+                return None
+            return ctx.store.add_candidate(ctx.run_id, name, record.iteration, code=proposal.code,
+                                           source=proposal.source, recipe=proposal.recipe, entry_id=proposal.entry_id,
+                                           prompt_hash=proposal.prompt_hash, rationale=proposal.rationale,
+                                           verdict=verdict.model_dump(mode="json"), passed=verdict.passed,
+                                           accepted=record.accepted, speedup=record.speedup)
+
+        outcome = run_stage(request, ctx.problem, proposers, ctx.evaluator, allowance=ctx.allowance,
+                            max_iters=ctx.max_iters, on_candidate=on_candidate)
+        skips = getattr(ctx.rules, "skips", {}).get(name, []) if ctx.rules else []
+        if not outcome.candidates and skips:
+            outcome.note = "no recipe applied: " + "; ".join(f"{s['recipe']}: {s['reason']}" for s in skips[:4])
+        if ctx.store:
+            ctx.store.stage(ctx.run_id, name, "improved" if outcome.improved else "kept input",
+                            speedup=outcome.speedup, summary=outcome.model_dump(exclude={"code"}))
+        ctx.progress.stage_done(outcome)
+        return {"code": outcome.code, "done": [name], "outcomes": [outcome.model_dump()]}
+
+    stage_node.__name__ = f"stage_{name}"
+    return stage_node
+
+
+def _knowledge(ctx: Context, spec: StageSpec, issues: list[Issue]) -> str:
+    if ctx.kb is None or ctx.llm is None:
+        return ""
+    from xe_forge.kb import render_entries, retrieve
+
+    query = " ".join([spec.goal] + [i.description for i in issues])
+    entries = []
+    for kb_stage in spec.kb_stages:
+        entries += retrieve(ctx.kb, query, stage=kb_stage, target=ctx.target, toolchain=ctx.toolchain,
+                            budget_tokens=ctx.kb_budget // max(1, len(spec.kb_stages)))
+    return render_entries(list({e.id: e for e in entries}.values()))
+
+
+def final_verify_node(state: ForgeState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Unseen shapes and a final interleaved timing of input vs output; a failure falls back to the input."""
+    ctx = runtime.context
+    ctx.progress.phase("final_verify", "unseen shapes and final timing")
+    changed = state["code"] != state["input_code"]
+    verdict = ctx.evaluator.evaluate(state["code"], ctx.problem, allow_torch=ctx.allowance, unseen=True,
+                                     baseline_source=state["input_code"] if changed else None, name="final")
+    final = {"verdict": verdict.model_dump(mode="json"), "changed": changed, "fell_back": False}
+    if not verdict.passed and changed:
+        final["fell_back"] = True
+        return {"final": final, "code": state["input_code"], "status": "final verification failed"}
+    return {"final": final}
+
+
+def report_node(state: ForgeState, runtime: Runtime[Context]) -> dict[str, Any]:
+    ctx = runtime.context
+    from xe_forge.report import write_reports
+
+    status = state.get("status") or _status(state, ctx)
+    write_reports(state, ctx, status)
+    return {"status": status}
+
+
+def _status(state: ForgeState, ctx: Context) -> str:
+    final = state.get("final", {})
+    if not final.get("verdict", {}).get("passed"):
+        return "final verification failed"
+    if not final.get("changed"):
+        return "no improvement"
+    timing = final["verdict"].get("timing")
+    if timing is not None:
+        return "improved" if timing.get("faster") else "no measured improvement"
+    return "improved (speed unverified)"
+
+
+def route_after_plan(state: ForgeState) -> str:
+    return _next_stage(state)
+
+
+def route_after_stage(state: ForgeState) -> str:
+    return _next_stage(state)
+
+
+def _next_stage(state: ForgeState) -> str:
+    done = set(state.get("done", []))
+    for name in state.get("plan", []):
+        if name not in done:
+            return f"stage_{name}"
+    return "final_verify"
+
+
+def build_graph(checkpointer: Any = None):
+    graph = StateGraph(ForgeState, context_schema=Context)
+    graph.add_node("baseline", baseline_node)
+    graph.add_node("analyze", analyze_node)
+    graph.add_node("plan", plan_node)
+    stage_targets = [f"stage_{n}" for n in STAGE_NAMES]
+    for name in STAGE_NAMES:
+        graph.add_node(f"stage_{name}", make_stage_node(name))
+    graph.add_node("final_verify", final_verify_node)
+    graph.add_node("report", report_node)
+    graph.add_edge(START, "baseline")
+    graph.add_edge("baseline", "analyze")
+    graph.add_edge("analyze", "plan")
+    graph.add_conditional_edges("plan", route_after_plan, stage_targets + ["final_verify"])
+    for name in STAGE_NAMES:
+        graph.add_conditional_edges(f"stage_{name}", route_after_stage, stage_targets + ["final_verify"])
+    graph.add_edge("final_verify", "report")
+    graph.add_edge("report", END)
+    return graph.compile(checkpointer=checkpointer)

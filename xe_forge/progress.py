@@ -1,0 +1,50 @@
+"""Live progress of a run: stage, iteration, verdict, best speedup so far, tokens spent."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+
+
+class Progress:
+    def __init__(self, console: Console | None = None, *, quiet: bool = False) -> None:
+        self.console = console or Console(stderr=True)
+        self.quiet = quiet
+        self.best = 1.0
+        self.verified = True
+        self.tokens = 0
+
+    def _print(self, text: str) -> None:
+        if not self.quiet:
+            self.console.print(text, highlight=False)
+
+    def phase(self, name: str, detail: str) -> None:
+        self._print(f"[bold]{name}[/bold]: {detail}")
+
+    def issues(self, issues: list[Any]) -> None:
+        self._print(f"  {len(issues)} issue(s): " + ", ".join(sorted({f'{i.stage}/{i.kind}' for i in issues})))
+
+    def plan(self, plan: list[str]) -> None:
+        self._print(f"[bold]plan[/bold]: {' -> '.join(plan) if plan else 'nothing to do'}")
+
+    def stage_start(self, name: str, index: int, total: int) -> None:
+        self._print(f"[bold cyan]stage {index}/{total}: {name}[/bold cyan]")
+
+    def candidate(self, stage: str, record: Any) -> None:
+        mark = "[green]accepted[/green]" if record.accepted else ("passed" if record.passed else "[red]rejected[/red]")
+        speed = f" {record.speedup:.3f}x" if record.speedup else ""
+        self._print(f"  {stage} iter {record.iteration} ({record.source}:{record.recipe}) {mark}{speed}: "
+                    f"{record.summary[:160]}")
+
+    def stage_done(self, outcome: Any) -> None:
+        if outcome.improved:
+            self.best *= outcome.speedup
+            self.verified = self.verified and outcome.speed_verified
+        best = f"{self.best:.3f}x" if self.verified else "speed unverified (CPU)"
+        tokens = f", {self.tokens} tokens" if self.tokens else ""
+        self._print(f"  -> {outcome.stage}: {'improved' if outcome.improved else 'kept its input'}"
+                    f"{' (' + outcome.note + ')' if outcome.note else ''}; best so far {best}{tokens}")
+
+    def llm_call(self, call: Any) -> None:
+        self.tokens += call.prompt_tokens + call.completion_tokens

@@ -1,0 +1,51 @@
+"""What a proposer is given and what it returns: the boundary between CoVeR and its generators."""
+
+from __future__ import annotations
+
+from typing import Literal, Protocol
+
+from pydantic import BaseModel, Field
+
+from xe_forge.analysis import Issue
+from xe_forge.stages import StageSpec
+
+
+class Proposal(BaseModel):
+    """One candidate kernel file, with where it came from and why it should be faster."""
+
+    code: str
+    recipe: str
+    entry_id: str | None = None
+    rationale: str = ""
+    expected_effect: str = ""
+    source: Literal["rules", "llm"] = "rules"
+    prompt_hash: str | None = None
+
+
+class Attempt(BaseModel):
+    """A previous attempt in this stage and what the verifier said about it."""
+
+    code: str
+    feedback: str
+    passed: bool
+
+
+class StageRequest(BaseModel):
+    stage: StageSpec
+    code: str
+    reference: str
+    issues: list[Issue] = Field(default_factory=list)
+    knowledge: str = ""
+    context: str = ""
+    target: str = "intel-xe2"
+    toolchain: str = ""
+    attempts: list[Attempt] = Field(default_factory=list)
+    iteration: int = 0
+
+
+class Proposer(Protocol):
+    """Returns the next candidate for a stage, or None when it has nothing (more) to offer."""
+
+    def next(self, request: StageRequest) -> Proposal | None: ...
+
+    def reset(self) -> None: ...

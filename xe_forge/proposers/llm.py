@@ -1,0 +1,222 @@
+"""The LLM proposer: DSPy signatures over any LiteLLM model, with accounting, caching and clean errors.
+
+Every call goes through `LLMClient.call`, which (1) replays a cached answer recorded in the run store
+when the same prompt was already paid for (that is what makes --resume free), (2) records tokens,
+cost and time per call, and (3) turns an unreachable or failing endpoint into EnvError (exit 3).
+A garbage answer (no code, truncated, prose) is not an error of the run: the attempt fails with a
+reason and CoVeR moves on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import time
+from typing import Any
+
+import dspy
+from pydantic import BaseModel
+
+from xe_forge.analysis import Issue
+from xe_forge.config import Settings
+from xe_forge.errors import EnvError
+from xe_forge.prompting import render
+from xe_forge.proposers.base import Proposal, StageRequest
+
+FATAL_ERRORS = ("APIConnectionError", "AuthenticationError", "NotFoundError", "ServiceUnavailableError",
+                "InternalServerError", "Timeout", "PermissionDeniedError", "BadGatewayError",
+                "RateLimitError", "APIError", "ConnectError", "ConnectionError")
+
+
+class IssueOut(BaseModel):
+    stage: str
+    kind: str
+    line: int | None = None
+    evidence: str = ""
+    description: str = ""
+
+
+class AnalyzeKernel(dspy.Signature):
+    """List the performance issues of a Triton kernel on the target GPU, each tied to one optimization stage."""
+
+    task: str = dspy.InputField(desc="kernel, reference, problem context, stage list and known issues")
+    issues: list[IssueOut] = dspy.OutputField(desc="issues; `stage` must be one of the listed stage names")
+
+
+class PlanStages(dspy.Signature):
+    """Order the optimization stages to run for this kernel, skipping those with nothing to do."""
+
+    task: str = dspy.InputField(desc="stages with summaries, hard dependencies, issues found")
+    plan: list[str] = dspy.OutputField(desc="stage names in the order to run them")
+    rationale: str = dspy.OutputField(desc="one or two sentences")
+
+
+class OptimizeStage(dspy.Signature):
+    """Rewrite a Triton kernel file to apply one optimization stage on the target GPU, staying correct."""
+
+    task: str = dspy.InputField(desc="stage goal and rules, problem context, knowledge, reference, current kernel")
+    code: str = dspy.OutputField(desc="the complete new kernel file, Python source only, no prose")
+    rationale: str = dspy.OutputField(desc="why this is faster on the target, in one paragraph")
+
+
+class RefineStage(dspy.Signature):
+    """Fix a candidate kernel that failed verification, keeping the stage's optimization."""
+
+    task: str = dspy.InputField(desc="the failure (error class, message, line), the failing code, the stage task")
+    code: str = dspy.OutputField(desc="the complete corrected kernel file, Python source only, no prose")
+    rationale: str = dspy.OutputField(desc="what was wrong and how it is fixed")
+
+
+class LLMCall(BaseModel):
+    purpose: str
+    stage: str | None
+    model: str
+    prompt_hash: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+    seconds: float = 0.0
+    cached: bool = False
+    error: str | None = None
+
+
+def extract_code(text: str) -> str:
+    """The Python inside a fenced block if there is one, else the text; stripped."""
+    blocks = re.findall(r"```(?:python|py)?\s*\n(.*?)```", text or "", flags=re.S)
+    return (max(blocks, key=len) if blocks else (text or "")).strip() + "\n"
+
+
+class LLMClient:
+    """One configured LM, a cache of paid answers, and a ledger of calls."""
+
+    def __init__(self, settings: Settings, *, lm: Any = None, cache: Any = None, on_call: Any = None) -> None:
+        self.model = settings.model or "unconfigured"
+        self.lm = lm or dspy.LM(
+            self.model, api_base=settings.api_base,
+            api_key=settings.api_key.get_secret_value() if settings.api_key else None,
+            timeout=settings.llm_timeout, num_retries=settings.llm_retries, max_tokens=settings.llm_max_tokens,
+            temperature=settings.llm_temperature, cache=False,
+        )
+        self.cache = cache  # object with get(key) -> dict | None and put(key, dict)
+        self.on_call = on_call
+        self.calls: list[LLMCall] = []
+
+    def call(self, signature: type[dspy.Signature], task: str, *, purpose: str, stage: str | None) -> dict[str, Any]:
+        key = hashlib.sha256(f"{self.model}\n{signature.__name__}\n{task}".encode()).hexdigest()
+        if self.cache is not None:
+            hit = self.cache.get(key)
+            if hit is not None:
+                self._record(LLMCall(purpose=purpose, stage=stage, model=self.model, prompt_hash=key, cached=True))
+                return hit
+        started = time.monotonic()
+        before = len(getattr(self.lm, "history", []) or [])
+        record = LLMCall(purpose=purpose, stage=stage, model=self.model, prompt_hash=key)
+        try:
+            with dspy.context(lm=self.lm):
+                prediction = dspy.Predict(signature)(task=task)
+            outputs = {k: _jsonable(v) for k, v in prediction.items()}
+        except Exception as exc:
+            record.error = f"{type(exc).__name__}: {str(exc)[:300]}"
+            self._account(record, before, started)
+            if _is_fatal(exc):
+                raise EnvError(f"the LLM endpoint for model '{self.model}' is unreachable or failing: "
+                               f"{type(exc).__name__}: {_first_line(exc)}",
+                               hint="check --model, XE_FORGE_API_BASE and the key; `xe-forge doctor`") from None
+            return {"_error": record.error, "_prompt_hash": key}
+        self._account(record, before, started)
+        if self.cache is not None:
+            self.cache.put(key, outputs)
+        outputs["_prompt_hash"] = key
+        return outputs
+
+    def _account(self, record: LLMCall, before: int, started: float) -> None:
+        record.seconds = time.monotonic() - started
+        for entry in (getattr(self.lm, "history", []) or [])[before:]:
+            usage = entry.get("usage") or {}
+            record.prompt_tokens += int(usage.get("prompt_tokens") or 0)
+            record.completion_tokens += int(usage.get("completion_tokens") or 0)
+            record.cost += float(entry.get("cost") or 0.0)
+        self._record(record)
+
+    def _record(self, record: LLMCall) -> None:
+        self.calls.append(record)
+        if self.on_call is not None:
+            self.on_call(record)
+
+    @property
+    def tokens(self) -> int:
+        return sum(c.prompt_tokens + c.completion_tokens for c in self.calls)
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump()
+    if isinstance(value, list):
+        return [_jsonable(v) for v in value]
+    return json.loads(json.dumps(value, default=str))
+
+
+def _first_line(exc: Exception) -> str:
+    return (str(exc).strip().splitlines() or [""])[0][:300]
+
+
+def _is_fatal(exc: Exception) -> bool:
+    names = {c.__name__ for c in type(exc).__mro__}
+    if names & set(FATAL_ERRORS):
+        return True
+    text = str(exc)
+    return any(m in text for m in ("Connection refused", "ConnectError", "APIConnectionError",
+                                   "InternalServerError", "ServiceUnavailable", "AuthenticationError"))
+
+
+class LLMProposer:
+    """CoVeR's generator in LLM mode: optimize on a fresh attempt, refine after a failure."""
+
+    source = "llm"
+
+    def __init__(self, client: LLMClient, allowance: str = "") -> None:
+        self.client = client
+        self.allowance = allowance
+
+    def reset(self) -> None:
+        pass
+
+    def next(self, request: StageRequest) -> Proposal | None:
+        task = render(request.stage.prompt, stage=request.stage, target=request.target,
+                      toolchain=request.toolchain, context=request.context, issues=request.issues,
+                      knowledge=request.knowledge, reference=request.reference, code=request.code,
+                      attempts=request.attempts[:-1] if _last_failed(request) else request.attempts,
+                      allowance=self.allowance)
+        if _last_failed(request):
+            last = request.attempts[-1]
+            task = render("refine.j2", stage=request.stage, target=request.target, failure=last.feedback,
+                          previous=last.code, task=task)
+            out = self.client.call(RefineStage, task, purpose="refine", stage=request.stage.name)
+        else:
+            out = self.client.call(OptimizeStage, task, purpose="optimize", stage=request.stage.name)
+        if "_error" in out:
+            return Proposal(code="", recipe="llm", source="llm", prompt_hash=out["_prompt_hash"],
+                            rationale=f"unusable LLM answer: {out['_error']}")
+        return Proposal(code=extract_code(str(out.get("code", ""))), recipe="llm", source="llm",
+                        rationale=str(out.get("rationale", "")).strip(), expected_effect=str(out.get("rationale", "")),
+                        prompt_hash=out["_prompt_hash"])
+
+    def analyze(self, task: str) -> list[Issue]:
+        out = self.client.call(AnalyzeKernel, task, purpose="analyze", stage=None)
+        issues = []
+        for item in out.get("issues", []) if "_error" not in out else []:
+            try:
+                issues.append(Issue(**IssueOut(**item).model_dump()))
+            except Exception:  # one malformed issue does not spoil the rest
+                continue
+        return issues
+
+    def plan(self, task: str) -> list[str] | None:
+        out = self.client.call(PlanStages, task, purpose="plan", stage=None)
+        plan = out.get("plan") if "_error" not in out else None
+        return [str(s) for s in plan] if isinstance(plan, list) else None
+
+
+def _last_failed(request: StageRequest) -> bool:
+    return bool(request.attempts) and not request.attempts[-1].passed

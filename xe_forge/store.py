@@ -1,0 +1,126 @@
+"""The run store: one SQLite file per run directory holding runs, stages, candidates, LLM calls.
+
+Checkpoints (graph progress) live beside it in the LangGraph SQLite saver; this file holds results.
+The LLM cache table is what lets `--resume` replay answers already paid for instead of asking again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    run_id TEXT PRIMARY KEY, created REAL, kernel TEXT, status TEXT, args TEXT, result TEXT);
+CREATE TABLE IF NOT EXISTS stages (
+    run_id TEXT, stage TEXT, status TEXT, started REAL, finished REAL, speedup REAL, summary TEXT,
+    PRIMARY KEY (run_id, stage));
+CREATE TABLE IF NOT EXISTS candidates (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT, stage TEXT, iteration INTEGER, source TEXT,
+    recipe TEXT, entry_id TEXT, code_hash TEXT, code TEXT, prompt_hash TEXT, rationale TEXT,
+    passed INTEGER, accepted INTEGER, speedup REAL, verdict TEXT, created REAL);
+CREATE TABLE IF NOT EXISTS llm_calls (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT, stage TEXT, purpose TEXT, model TEXT,
+    prompt_hash TEXT, prompt_tokens INTEGER, completion_tokens INTEGER, cost REAL, seconds REAL,
+    cached INTEGER, error TEXT, created REAL);
+CREATE TABLE IF NOT EXISTS llm_cache (key TEXT PRIMARY KEY, response TEXT, created REAL);
+"""
+
+
+def code_hash(code: str) -> str:
+    return hashlib.sha256(code.encode()).hexdigest()[:16]
+
+
+class RunStore:
+    """Thread-safe access to one store file (the batch runner writes from several threads)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self.conn = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
+        self.conn.row_factory = sqlite3.Row
+        with self._lock:
+            self.conn.executescript(SCHEMA)
+            self.conn.commit()
+
+    def _exec(self, sql: str, args: tuple = ()) -> sqlite3.Cursor:
+        with self._lock:
+            cur = self.conn.execute(sql, args)
+            self.conn.commit()
+            return cur
+
+    def query(self, sql: str, args: tuple = ()) -> list[dict[str, Any]]:
+        with self._lock:
+            return [dict(r) for r in self.conn.execute(sql, args).fetchall()]
+
+    def close(self) -> None:
+        with self._lock:
+            self.conn.close()
+
+    # runs ---------------------------------------------------------------
+    def start_run(self, run_id: str, kernel: str, args: dict[str, Any]) -> None:
+        self._exec("INSERT OR IGNORE INTO runs VALUES (?,?,?,?,?,?)",
+                   (run_id, time.time(), kernel, "running", json.dumps(args, default=str), None))
+
+    def finish_run(self, run_id: str, status: str, result: dict[str, Any] | None = None) -> None:
+        self._exec("UPDATE runs SET status=?, result=? WHERE run_id=?",
+                   (status, json.dumps(result, default=str) if result is not None else None, run_id))
+
+    def run(self, run_id: str) -> dict[str, Any] | None:
+        rows = self.query("SELECT * FROM runs WHERE run_id=?", (run_id,))
+        return rows[0] if rows else None
+
+    # stages -------------------------------------------------------------
+    def stage(self, run_id: str, stage: str, status: str, *, speedup: float | None = None,
+              summary: dict[str, Any] | None = None) -> None:
+        now = time.time()
+        self._exec("INSERT INTO stages VALUES (?,?,?,?,?,?,?) ON CONFLICT(run_id, stage) DO UPDATE SET "
+                   "status=excluded.status, finished=excluded.finished, speedup=excluded.speedup, "
+                   "summary=excluded.summary",
+                   (run_id, stage, status, now, now if status != "running" else None, speedup,
+                    json.dumps(summary or {}, default=str)))
+
+    # candidates ---------------------------------------------------------
+    def add_candidate(self, run_id: str, stage: str, iteration: int, *, code: str, source: str, recipe: str,
+                      entry_id: str | None, prompt_hash: str | None, rationale: str, verdict: dict[str, Any],
+                      passed: bool, accepted: bool, speedup: float | None) -> int:
+        cur = self._exec("INSERT INTO candidates (run_id, stage, iteration, source, recipe, entry_id, code_hash, "
+                         "code, prompt_hash, rationale, passed, accepted, speedup, verdict, created) "
+                         "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                         (run_id, stage, iteration, source, recipe, entry_id, code_hash(code), code, prompt_hash,
+                          rationale, int(passed), int(accepted), speedup, json.dumps(verdict, default=str),
+                          time.time()))
+        return int(cur.lastrowid)
+
+    def candidates(self, run_id: str) -> list[dict[str, Any]]:
+        return self.query("SELECT * FROM candidates WHERE run_id=? ORDER BY id", (run_id,))
+
+    # llm ----------------------------------------------------------------
+    def add_llm_call(self, run_id: str, call: Any) -> None:
+        self._exec("INSERT INTO llm_calls (run_id, stage, purpose, model, prompt_hash, prompt_tokens, "
+                   "completion_tokens, cost, seconds, cached, error, created) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                   (run_id, call.stage, call.purpose, call.model, call.prompt_hash, call.prompt_tokens,
+                    call.completion_tokens, call.cost, call.seconds, int(call.cached), call.error, time.time()))
+
+    def llm_calls(self, run_id: str) -> list[dict[str, Any]]:
+        return self.query("SELECT * FROM llm_calls WHERE run_id=? ORDER BY id", (run_id,))
+
+
+class LLMCache:
+    """The store's llm_cache table, with the get/put interface LLMClient expects."""
+
+    def __init__(self, store: RunStore) -> None:
+        self.store = store
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        rows = self.store.query("SELECT response FROM llm_cache WHERE key=?", (key,))
+        return json.loads(rows[0]["response"]) if rows else None
+
+    def put(self, key: str, value: dict[str, Any]) -> None:
+        self.store._exec("INSERT OR REPLACE INTO llm_cache VALUES (?,?,?)", (key, json.dumps(value), time.time()))
