@@ -67,7 +67,8 @@ def resolve_engine(engine: str, settings: Settings) -> str:
 
 
 def optimize(args: OptimizeArgs, settings: Settings, *, run_dir_root: Path, resume: str | None = None,
-             output: Path | None = None, progress: Progress | None = None, lm: Any = None) -> OptimizeResult:
+             output: Path | None = None, progress: Progress | None = None, lm: Any = None,
+             run_id: str | None = None) -> OptimizeResult:
     """Run (or resume) the pipeline on one kernel; returns the status and the exit code per DESIGN.md."""
     progress = progress or Progress()
     if resume:
@@ -77,7 +78,7 @@ def optimize(args: OptimizeArgs, settings: Settings, *, run_dir_root: Path, resu
         args = OptimizeArgs(**json.loads((run_dir / "args.json").read_text()))
         run_id = resume
     else:
-        run_id = new_run_id(Path(args.kernel))
+        run_id = run_id or new_run_id(Path(args.kernel))
         run_dir = run_dir_root / run_id
     if args.model:
         settings = settings.model_copy(update={"model": args.model})

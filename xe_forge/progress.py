@@ -48,3 +48,26 @@ class Progress:
 
     def llm_call(self, call: Any) -> None:
         self.tokens += call.prompt_tokens + call.completion_tokens
+
+
+class BatchProgress:
+    """One line per problem started and finished, with a running count."""
+
+    def __init__(self, console: Console | None = None) -> None:
+        self.console = console or Console(stderr=True)
+        self.total = self.done = 0
+
+    def start(self, total: int, already: int, workers: int) -> None:
+        self.total, self.done = total, already
+        self.console.print(f"[bold]batch[/bold]: {total} problems, {already} already finished, {workers} worker(s)")
+
+    def problem_started(self, problem: Any, worker: int) -> None:
+        self.console.print(f"  worker {worker}: {problem.name} ...", highlight=False)
+
+    def problem_done(self, problem: Any, result: dict[str, Any]) -> None:
+        self.done += 1
+        t = (result.get("timings") or {}).get("eager")
+        speed = f", {t['speedup']:.3f}x vs eager" if t else ""
+        reason = f" ({result['reason'][:100]})" if result.get("reason") else ""
+        self.console.print(f"[{self.done}/{self.total}] {problem.name}: {result.get('status')}{speed}{reason}",
+                           highlight=False)

@@ -1,0 +1,234 @@
+"""`xe-forge batch`: many KernelBench-format problems, one worker per GPU, resumable.
+
+Each problem runs in its own process (`python -m xe_forge.batch_child`) that sees only its worker's
+GPU, under a time limit; a crash or hang ends that process, never the batch. Everything is recorded
+in one SQLite file (batch.sqlite) so `--resume` skips finished problems and an unfinished one
+continues its own run (whose LLM cache replays answers already paid for).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from xe_forge.errors import EnvError, InputError
+
+PROBLEM_FILE = re.compile(r"^(\d+)_(.+)\.py$")
+FINAL = ("improved", "improved (speed unverified)", "no improvement", "no measured improvement",
+         "final verification failed", "skipped", "failed", "timeout", "crashed")
+
+
+class ProblemFile(BaseModel):
+    id: int
+    name: str
+    path: str
+
+
+class BatchOptions(BaseModel):
+    problems_dir: str
+    seeds_dir: str | None = None
+    only: str | None = None
+    workers: int | None = None
+    resume: bool = False
+    out: str = "batch-out"
+    engine: str = "auto"
+    model: str | None = None
+    device: str = "auto"
+    target: str | None = None
+    variant: str | None = None
+    stages: str | None = None
+    max_iters: int = 4
+    time_limit: float = 1800.0
+    timeout: float = 300.0
+
+
+def parse_only(text: str | None) -> set[int] | None:
+    """'1-20,37' -> {1..20, 37}; None keeps every problem."""
+    if not text:
+        return None
+    ids: set[int] = set()
+    for part in text.split(","):
+        part = part.strip()
+        m = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
+        if not m:
+            raise InputError(f"--only: '{part}' is not an id or a range like 1-20")
+        lo, hi = int(m.group(1)), int(m.group(2) or m.group(1))
+        ids.update(range(lo, hi + 1))
+    return ids
+
+
+def discover_problems(directory: Path, only: set[int] | None) -> list[ProblemFile]:
+    if not directory.is_dir():
+        raise InputError(f"problems directory not found: {directory}")
+    found = []
+    for path in sorted(directory.iterdir()):
+        m = PROBLEM_FILE.match(path.name)
+        if m and (only is None or int(m.group(1)) in only):
+            found.append(ProblemFile(id=int(m.group(1)), name=path.stem, path=str(path.resolve())))
+    if not found:
+        raise InputError(f"no problem files like '12_Gemm_Multiply_LeakyReLU.py' in {directory}"
+                         + (" matching --only" if only else ""))
+    return sorted(found, key=lambda p: p.id)
+
+
+def find_seed(seeds_dir: Path, problem_id: int) -> tuple[str | None, str | None]:
+    """A seed by id: examples layout `<id>_*/kernel.py` (+ spec.yaml), or a file `<id>_*.py`."""
+    if not seeds_dir.is_dir():
+        return None, None
+    for entry in sorted(seeds_dir.iterdir()):
+        m = re.match(r"^(\d+)_", entry.name)
+        if not m or int(m.group(1)) != problem_id:
+            continue
+        if entry.is_dir() and (entry / "kernel.py").is_file():
+            spec = entry / "spec.yaml"
+            return str((entry / "kernel.py").resolve()), str(spec.resolve()) if spec.is_file() else None
+        if entry.is_file() and entry.suffix == ".py" and not entry.stem.endswith("_pytorch"):
+            spec = entry.with_suffix(".yaml")
+            return str(entry.resolve()), str(spec.resolve()) if spec.is_file() else None
+    return None, None
+
+
+def device_slots(device: str, workers: int | None) -> list[dict[str, str]]:
+    """One environment per worker: the GPU it owns made the only visible one; CPU workers share."""
+    kind = device
+    if device == "auto":
+        from xe_forge.targets import get_device
+
+        kind = get_device("auto").kind
+    if kind in ("cuda", "xpu"):
+        import torch
+
+        count = getattr(torch, kind).device_count()
+        if count == 0:
+            raise EnvError(f"no {kind} device visible")
+        var = "CUDA_VISIBLE_DEVICES" if kind == "cuda" else "ZE_AFFINITY_MASK"
+        return [{var: str(i % count)} for i in range(workers or count)]
+    return [{} for _ in range(max(1, workers or 1))]
+
+
+class BatchStore:
+    def __init__(self, path: Path) -> None:
+        self.lock = threading.Lock()
+        self.conn = sqlite3.connect(path, check_same_thread=False, timeout=30)
+        self.conn.execute("CREATE TABLE IF NOT EXISTS problems (id INTEGER PRIMARY KEY, name TEXT, status TEXT, "
+                          "worker INTEGER, started REAL, finished REAL, attempts INTEGER DEFAULT 0, result TEXT)")
+        self.conn.commit()
+
+    def status(self, pid: int) -> str | None:
+        with self.lock:
+            row = self.conn.execute("SELECT status FROM problems WHERE id=?", (pid,)).fetchone()
+        return row[0] if row else None
+
+    def start(self, problem: ProblemFile, worker: int) -> None:
+        with self.lock:
+            self.conn.execute("INSERT INTO problems (id, name, status, worker, started, attempts) VALUES (?,?,?,?,?,1) "
+                              "ON CONFLICT(id) DO UPDATE SET status='running', worker=excluded.worker, "
+                              "started=excluded.started, attempts=attempts+1",
+                              (problem.id, problem.name, "running", worker, time.time()))
+            self.conn.commit()
+
+    def finish(self, pid: int, result: dict[str, Any]) -> None:
+        with self.lock:
+            self.conn.execute("UPDATE problems SET status=?, finished=?, result=? WHERE id=?",
+                              (result.get("status", "failed"), time.time(), json.dumps(result, default=str), pid))
+            self.conn.commit()
+
+    def results(self) -> list[dict[str, Any]]:
+        with self.lock:
+            rows = self.conn.execute("SELECT id, name, status, worker, attempts, result FROM problems ORDER BY id")
+            return [{"id": r[0], "name": r[1], "status": r[2], "worker": r[3], "attempts": r[4],
+                     **(json.loads(r[5]) if r[5] else {})} for r in rows.fetchall()]
+
+
+def _run_child(job_path: Path, env: dict[str, str], limit: float) -> tuple[str | None, str]:
+    """Run one problem process; returns (None, '') when it finished, else (status, reason)."""
+    proc = subprocess.Popen([sys.executable, "-m", "xe_forge.batch_child", str(job_path)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        output, _ = proc.communicate(timeout=limit)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        return "timeout", f"exceeded the per-problem time limit of {limit:.0f} s"
+    if proc.returncode != 0:
+        tail = (output or b"").decode(errors="replace").strip().splitlines()[-3:]
+        return "crashed", f"problem process exited with {proc.returncode}: {' | '.join(tail)}"
+    return None, ""
+
+
+def run_batch(opts: BatchOptions, progress: Any = None) -> dict[str, Any]:
+    from xe_forge.batch_report import summarize, write_batch_report
+    from xe_forge.paths import data_dir
+
+    out = Path(opts.out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    problems = discover_problems(Path(opts.problems_dir), parse_only(opts.only))
+    seeds_dir = Path(opts.seeds_dir) if opts.seeds_dir else data_dir("examples")
+    store = BatchStore(out / "batch.sqlite")
+    todo = [p for p in problems if not (opts.resume and store.status(p.id) in FINAL)]
+    slots = device_slots(opts.device, opts.workers)
+    jobs: queue.Queue[ProblemFile] = queue.Queue()
+    for p in todo:
+        jobs.put(p)
+    if progress:
+        progress.start(len(problems), len(problems) - len(todo), len(slots))
+
+    def worker(index: int, slot: dict[str, str]) -> None:
+        env = {**os.environ, **slot, "PYTHONUNBUFFERED": "1"}
+        while True:
+            try:
+                problem = jobs.get_nowait()
+            except queue.Empty:
+                return
+            store.start(problem, index)
+            if progress:
+                progress.problem_started(problem, index)
+            result = _solve(problem, opts, seeds_dir, out, env)
+            store.finish(problem.id, result)
+            if progress:
+                progress.problem_done(problem, result)
+
+    threads = [threading.Thread(target=worker, args=(i, s), daemon=True) for i, s in enumerate(slots)]
+    started = time.monotonic()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    results = [r for r in store.results() if r["id"] in {p.id for p in problems}]
+    summary = summarize(results, wall_seconds=time.monotonic() - started, workers=len(slots))
+    write_batch_report(out, summary, results)
+    return summary
+
+
+def _solve(problem: ProblemFile, opts: BatchOptions, seeds_dir: Path, out: Path, env: dict[str, str]) -> dict:
+    from xe_forge.batch_child import ChildJob
+
+    seed, spec = find_seed(seeds_dir, problem.id)
+    run_id = f"p{problem.id:03d}-{problem.name[:40]}"
+    job_path = out / "jobs" / f"{run_id}.json"
+    job_path.parent.mkdir(parents=True, exist_ok=True)
+    result_path = job_path.with_suffix(".result.json")
+    result_path.unlink(missing_ok=True)
+    job = ChildJob(problem_id=problem.id, name=problem.name, problem_path=problem.path, seed_path=seed,
+                   spec_path=spec, variant=opts.variant, run_root=str(out / "runs"), run_id=run_id,
+                   engine=opts.engine, device="cpu" if opts.device == "cpu" else "auto", target=opts.target,
+                   max_iters=opts.max_iters, stages=opts.stages, model=opts.model, timeout=opts.timeout,
+                   result_path=str(result_path))
+    job_path.write_text(job.model_dump_json(indent=2))
+    status, reason = _run_child(job_path, env, opts.time_limit)
+    if status is None and result_path.is_file():
+        return json.loads(result_path.read_text())
+    return {"problem_id": problem.id, "name": problem.name, "run_id": run_id,
+            "status": status or "crashed", "reason": reason or "the problem process wrote no result"}
