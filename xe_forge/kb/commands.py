@@ -39,7 +39,7 @@ def _reports_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return fn(*args, **kwargs)
         except ForgeError as err:
-            err_console.print(f"error: {err}", markup=False, highlight=False)
+            err_console.print(f"error: {err}", markup=False, highlight=False, soft_wrap=True)
             raise typer.Exit(code=err.exit_code) from None
 
     return wrapper
@@ -74,7 +74,10 @@ def list_entries(stage: StageOpt = None, target: TargetOpt = None,
     _check_choice(target, TARGETS, "target")
     _check_choice(kind, KINDS, "kind")
     entries = _load(kb).filter(stage=stage, target=target, kind=kind)
-    table = Table("id", "kind", "stages", "targets", "toolchain", "title")
+    table = Table()
+    table.add_column("id", no_wrap=True)
+    for name in ("kind", "stages", "targets", "toolchain", "title"):
+        table.add_column(name)
     for e in entries:
         table.add_row(e.id, e.kind, ",".join(e.stages), ",".join(e.targets), e.toolchain or "", e.title)
     console.print(table)
@@ -106,7 +109,10 @@ def search(query: str, stage: StageOpt = None, target: TargetOpt = None,
     if full:
         console.print(render_entries(fit_budget([e for e, _ in ranked], budget)), markup=False, highlight=False)
         return
-    table = Table("score", "id", "kind", "title")
+    table = Table("score")
+    table.add_column("id", no_wrap=True)
+    table.add_column("kind")
+    table.add_column("title")
     for entry, score in ranked:
         table.add_row(f"{score:.2f}", entry.id, entry.kind, entry.title)
     console.print(table)
@@ -122,7 +128,7 @@ def validate(paths: Annotated[list[Path] | None, typer.Argument(help="Files or d
     context = read_layer(bundled_dir())[0]
     problems = validate_paths(paths or [bundled_dir()], context=context, import_check=not no_import)
     for problem in problems:
-        console.print(str(problem), markup=False, highlight=False)
+        console.print(str(problem), markup=False, highlight=False, soft_wrap=True)
     if problems:
         console.print(f"{len(problems)} problem(s)")
         raise typer.Exit(code=1)

@@ -126,5 +126,18 @@ def autotune_without_space(entries: list[Entry]) -> list[Finding]:
     return findings
 
 
+def dangling_space_references(entries: list[Entry]) -> list[Finding]:
+    """An autotune recipe naming a config_space entry (params.config_space) that does not exist."""
+    spaces = {e.id for e in entries if e.kind == "config_space"}
+    findings: list[Finding] = []
+    for entry in entries:
+        named = entry.recipe.params.get("config_space") if entry.recipe else None
+        if named is not None and named not in spaces:
+            findings.append(Finding([entry], f"recipe '{entry.id}' names config_space '{named}', "
+                                             "which is not a config_space entry"))
+    return findings
+
+
 def contradictions(entries: list[Entry]) -> list[Finding]:
-    return conflicting_option_values(entries) + forbidden_configs(entries) + autotune_without_space(entries)
+    return (conflicting_option_values(entries) + forbidden_configs(entries) + autotune_without_space(entries)
+            + dangling_space_references(entries))

@@ -6,7 +6,8 @@ the AST in milliseconds, and the reason names the knowledge-base entry that forb
 
 Option sites are read where options are literal: `kernel[grid](..., num_warps=8, grf_mode="256")` and
 `triton.Config({"BLOCK_M": 128, "grf_mode": "256"}, num_warps=32)`. Values computed at run time are not
-guessed at.
+guessed at. Options inside an `if` that selects one vendor's device (`if x.device.type == "xpu":`) are
+checked only for that vendor's targets, so portable kernels are not rejected for their other branch.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ class OptionSite:
 
     line: int
     options: dict[str, Any] = field(default_factory=dict)
+    guard: str | None = None  # 'xpu' / 'cuda' when inside a branch taken only on that device
 
 
 @dataclass
@@ -93,33 +95,72 @@ def _keywords(call: ast.Call) -> dict[str, Any]:
     return found
 
 
-def scan_source(tree: ast.AST) -> tuple[list[OptionSite], list[CallSite]]:
-    """Every literal option site and every call of a module."""
-    aliases = _aliases(tree)
-    options: list[OptionSite] = []
-    calls: list[CallSite] = []
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
+def _device_guard(test: ast.expr) -> str | None:
+    """'xpu' or 'cuda' when an `if` test asks for exactly one of them (e.g. x.device.type == "xpu")."""
+    text = ast.unparse(test).lower()
+    found = {name for name in ("xpu", "cuda") if name in text}
+    return found.pop() if len(found) == 1 else None
+
+
+class _Scanner(ast.NodeVisitor):
+    """Collects option sites and calls, remembering the device an enclosing `if` selects.
+
+    Portable kernels branch on the device (`if x.device.type == "xpu": ... grf_mode="256"`); options
+    inside such a branch are checked only for that vendor's targets.
+    """
+
+    def __init__(self, aliases: dict[str, str]) -> None:
+        self.aliases = aliases
+        self.guard: str | None = None
+        self.options: list[OptionSite] = []
+        self.calls: list[CallSite] = []
+
+    def visit_If(self, node: ast.If) -> None:
+        self.visit(node.test)
+        outer = self.guard
+        self.guard = _device_guard(node.test) or outer
+        for child in node.body:
+            self.visit(child)
+        self.guard = outer
+        for child in node.orelse:
+            self.visit(child)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        self.generic_visit(node)
         if isinstance(node.func, ast.Subscript):  # kernel[grid](...)
-            options.append(OptionSite(node.lineno, _keywords(node)))
-            continue
+            self.options.append(OptionSite(node.lineno, _keywords(node), self.guard))
+            return
         name = _dotted(node.func)
         if name is None:
-            continue
-        full = canonical(name, aliases)
-        calls.append(CallSite(full, node.lineno, {kw.arg for kw in node.keywords if kw.arg}))
+            return
+        full = canonical(name, self.aliases)
+        self.calls.append(CallSite(full, node.lineno, {kw.arg for kw in node.keywords if kw.arg}))
         if full.split(".")[-1] == "Config" and full.startswith(("triton", "Config")):
-            site = OptionSite(node.lineno, {})
+            site = OptionSite(node.lineno, {}, self.guard)
             if node.args and isinstance(node.args[0], ast.Dict):
                 for key, value in zip(node.args[0].keys, node.args[0].values, strict=True):
-                    ok_key, name_ = _literal(key) if key is not None else (False, None)
+                    ok_key, key_name = _literal(key) if key is not None else (False, None)
                     ok_val, val = _literal(value)
-                    if ok_key and ok_val and isinstance(name_, str):
-                        site.options[name_] = val
+                    if ok_key and ok_val and isinstance(key_name, str):
+                        site.options[key_name] = val
             site.options.update(_keywords(node))
-            options.append(site)
-    return options, calls
+            self.options.append(site)
+
+
+def scan_source(tree: ast.AST) -> tuple[list[OptionSite], list[CallSite]]:
+    """Every literal option site and every call of a module."""
+    scanner = _Scanner(_aliases(tree))
+    scanner.visit(tree)
+    return scanner.options, scanner.calls
+
+
+def _guard_excludes(guard: str | None, target: str) -> bool:
+    """Whether a site under a device branch cannot run on `target` (xpu code on NVIDIA and back)."""
+    if guard == "xpu":
+        return target.startswith("nvidia")
+    if guard == "cuda":
+        return target.startswith("intel")
+    return False
 
 
 def _number(value: Any) -> float | None:
@@ -187,6 +228,7 @@ def check_constraints(source: str, *, target: str, toolchain: Toolchain, kb: Kno
         return [Violation(entry_id="python-syntax", line=err.lineno or 0,
                           message=f"[python-syntax] the candidate does not parse: {err.msg}")]
     options, calls = scan_source(tree)
+    options = [site for site in options if not _guard_excludes(site.guard, target)]
     violations: list[Violation] = []
     for entry in kb.filter(target=target, kind="constraint", toolchain=toolchain):
         violations.extend(entry_violations(entry, options, calls))

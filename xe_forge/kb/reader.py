@@ -15,6 +15,7 @@ from pydantic import ValidationError
 from xe_forge.kb.schema import Entry, Problem
 
 YAML_SUFFIXES = (".yaml", ".yml")
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C parser is ~10x faster when present
 
 
 def yaml_files(path: Path) -> list[Path]:
@@ -28,14 +29,14 @@ def _node_line(node: yaml.Node, loc: tuple[Any, ...]) -> int:
     """Follow a pydantic error location through the node tree; the deepest node found gives the line."""
     line = node.start_mark.line + 1
     for part in loc:
-        child = None
         if isinstance(node, yaml.MappingNode):
-            child = next((v for k, v in node.value if getattr(k, "value", None) == str(part)), None)
+            pair = next(((k, v) for k, v in node.value if getattr(k, "value", None) == str(part)), None)
+            if pair is not None:  # report the key's line; a block value starts on the next one
+                node, line = pair[1], pair[0].start_mark.line + 1
         elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
-            child = node.value[part]
-        if child is None:
-            continue  # a union tag or a name pydantic adds: skip it, keep walking
-        node, line = child, child.start_mark.line + 1
+            node = node.value[part]
+            line = node.start_mark.line + 1
+        # anything else is a union tag or a name pydantic adds: skip it, keep walking
     return line
 
 
@@ -92,9 +93,13 @@ def read_file(file: Path) -> tuple[list[Entry], list[Problem]]:
         text = file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
         return [], [Problem(file=file, line=0, message=f"cannot read: {err}")]
-    try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+    try:  # compose once (keeps line marks), then build the Python data from the same nodes
+        loader = _Loader(text)
+        try:
+            root = loader.get_single_node()
+            data = loader.construct_document(root) if root is not None else None
+        finally:
+            loader.dispose()
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         line = mark.line + 1 if mark is not None else 0

@@ -29,20 +29,19 @@ def _body(entry: Entry) -> list[str]:
         if entry.constraint.check:
             lines.append("Checked statically: " + yaml.safe_dump(
                 entry.constraint.check.model_dump(by_alias=True, exclude_none=True),
-                default_flow_style=True, width=1000).strip())
+                default_flow_style=True, width=1000, sort_keys=False).strip())
     if entry.pattern:
         lines += ["Before:", _fence(entry.pattern.before), "After:", _fence(entry.pattern.after),
                   f"Why: {entry.pattern.rationale}"]
     if entry.recipe:
-        params = yaml.safe_dump(entry.recipe.params, default_flow_style=True, width=1000).strip()
+        params = yaml.safe_dump(entry.recipe.params, default_flow_style=True, width=1000, sort_keys=False).strip()
         lines.append(f"Transform `{entry.recipe.name}` with {params}")
         if entry.recipe.preconditions:
             lines.append("Preconditions: " + "; ".join(entry.recipe.preconditions))
         lines.append(f"Expected effect: {entry.recipe.expected_effect}")
     if entry.config_space:
         for problem_class, configs in entry.config_space.items():
-            lines.append(f"- {problem_class}:")
-            lines += [f"    {_config_line(c)}" for c in configs]
+            lines.append("\n".join([f"- {problem_class}:"] + [f"    - `{_config_line(c)}`" for c in configs]))
     if entry.example:
         lines.append(f"Teaches: {entry.example.teaches}")
         path = entry.example_file()
@@ -61,8 +60,8 @@ def render_entry(entry: Entry) -> str:
     scope += f"; confidence: {entry.confidence}"
     if entry.confidence == "low":
         scope += " (unverified: treat as a hint, not a fact)"
-    head = [f"### {entry.title} [{entry.kind}: {entry.id}]", scope, entry.summary.strip()]
-    return "\n".join(head + _body(entry)) + "\n"
+    head = [f"### {entry.title} [{entry.kind}: {entry.id}]", f"_{scope}_", entry.summary.strip()]
+    return "\n\n".join(head + _body(entry)) + "\n"
 
 
 def render_entries(entries: Iterable[Entry]) -> str:

@@ -97,7 +97,7 @@ def retrieve(kb: KnowledgeBase, query: str, *, stage: str | None, target: str | 
         budget_tokens: the most tokens (4 characters each) the rendered entries may take.
 
     Example:
-        >>> retrieve(load_kb(), "grf mode warps", stage="device_tuning", target="intel-xe2",
+        >>> retrieve(load_kb(), "grf_mode names", stage="device_tuning", target="intel-xe2",
         ...          toolchain=Toolchain(name="triton-xpu", version="3.7.2"))[0].id
         'xpu-grf-mode-names-3-7-2'
     """

@@ -61,7 +61,7 @@ class MaxValueCheck(_Strict):
 
     kind: Literal["max_value"]
     option: str
-    max: float
+    max: int | float
 
 
 class Condition(_Strict):
@@ -69,8 +69,8 @@ class Condition(_Strict):
 
     option: str
     in_: list[OptionValue] | None = Field(default=None, alias="in")
-    gt: float | None = None
-    lt: float | None = None
+    gt: int | float | None = None
+    lt: int | float | None = None
 
     @model_validator(mode="after")
     def _has_test(self) -> Condition:

@@ -70,7 +70,7 @@ class Evaluator:
         if self.kb is not None:
             from xe_forge.kb import check_constraints
 
-            return [Finding(check="constraint", line=v.line, message=f"{v.message} [{v.entry_id}]")
+            return [Finding(check="constraint", line=v.line, message=v.message)
                     for v in check_constraints(source, target=self.target, toolchain=toolchain, kb=self.kb)]
         out = []
         for line, opts in launch_options(source):
@@ -134,7 +134,8 @@ class Evaluator:
         for i, report in enumerate(reports):
             if not report.passed:
                 stage = "unseen" if i > 0 else _stage_of(report)
-                found = report.findings or [Finding(check="correctness", message=_mismatch_message(report))]
+                found = (report.findings or _first_trial_findings(report)
+                         or [Finding(check="correctness", message=_mismatch_message(report))])
                 return Verdict(passed=False, stage_failed=stage, findings=found, correctness=reports, **base)
         timings = raw.get("timing") or {}
         parsed = {k: Timing(**v) for k, v in timings.items()}
@@ -152,10 +153,14 @@ def _stage_of(report: CorrectnessReport) -> str:
     return "correctness"
 
 
+def _first_trial_findings(report: CorrectnessReport) -> list[Finding]:
+    """Named failures of the first failing trial (input-mutation, stale-output), keeping their check names."""
+    first_failed = next((t for t in report.trials if not t.passed), None)
+    return list(first_failed.findings) if first_failed is not None else []
+
+
 def _mismatch_message(report: CorrectnessReport) -> str:
     for trial in report.trials:
-        for f in trial.findings:
-            return f"{trial.label}: {f.message}"
         for c in trial.comparisons:
             if not c.passed:
                 detail = c.note or f"max_abs_err {c.max_abs_err:.3g}, {c.mismatches}/{c.numel} elements off"
