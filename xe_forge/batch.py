@@ -8,6 +8,7 @@ continues its own run (whose LLM cache replays answers already paid for).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -28,6 +29,7 @@ from xe_forge.errors import EnvError, InputError
 PROBLEM_FILE = re.compile(r"^(\d+)_(.+)\.py$")
 FINAL = ("improved", "improved (speed unverified)", "no improvement", "no measured improvement",
          "final verification failed", "skipped", "failed", "timeout", "crashed")
+_LIVE: set[subprocess.Popen] = set()  # problem processes now running, killed if the batch itself is stopped
 
 
 class ProblemFile(BaseModel):
@@ -52,6 +54,7 @@ class BatchOptions(BaseModel):
     max_iters: int = 4
     time_limit: float = 1800.0
     timeout: float = 300.0
+    compile: bool = False
 
 
 def parse_only(text: str | None) -> set[int] | None:
@@ -65,6 +68,8 @@ def parse_only(text: str | None) -> set[int] | None:
         if not m:
             raise InputError(f"--only: '{part}' is not an id or a range like 1-20")
         lo, hi = int(m.group(1)), int(m.group(2) or m.group(1))
+        if hi < lo:
+            raise InputError(f"--only: '{part}' is an empty range (write the lower id first)")
         ids.update(range(lo, hi + 1))
     return ids
 
@@ -75,7 +80,7 @@ def discover_problems(directory: Path, only: set[int] | None) -> list[ProblemFil
     found = []
     for path in sorted(directory.iterdir()):
         m = PROBLEM_FILE.match(path.name)
-        if m and (only is None or int(m.group(1)) in only):
+        if m and path.is_file() and (only is None or int(m.group(1)) in only):
             found.append(ProblemFile(id=int(m.group(1)), name=path.stem, path=str(path.resolve())))
     if not found:
         raise InputError(f"no problem files like '12_Gemm_Multiply_LeakyReLU.py' in {directory}"
@@ -114,7 +119,10 @@ def device_slots(device: str, workers: int | None) -> list[dict[str, str]]:
         if count == 0:
             raise EnvError(f"no {kind} device visible")
         var = "CUDA_VISIBLE_DEVICES" if kind == "cuda" else "ZE_AFFINITY_MASK"
-        return [{var: str(i % count)} for i in range(workers or count)]
+        # a batch started with the variable set owns only those GPUs: worker i gets the i-th of them
+        given = [v.strip() for v in os.environ.get(var, "").split(",") if v.strip()]
+        names = given if len(given) == count else [str(i) for i in range(count)]
+        return [{var: names[i % count]} for i in range(workers or count)]
     return [{} for _ in range(max(1, workers or 1))]
 
 
@@ -156,12 +164,15 @@ def _run_child(job_path: Path, env: dict[str, str], limit: float) -> tuple[str |
     """Run one problem process; returns (None, '') when it finished, else (status, reason)."""
     proc = subprocess.Popen([sys.executable, "-m", "xe_forge.batch_child", str(job_path)], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    _LIVE.add(proc)
     try:
         output, _ = proc.communicate(timeout=limit)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate()
         return "timeout", f"exceeded the per-problem time limit of {limit:.0f} s"
+    finally:
+        _LIVE.discard(proc)
     if proc.returncode != 0:
         tail = (output or b"").decode(errors="replace").strip().splitlines()[-3:]
         return "crashed", f"problem process exited with {proc.returncode}: {' | '.join(tail)}"
@@ -172,11 +183,13 @@ def run_batch(opts: BatchOptions, progress: Any = None) -> dict[str, Any]:
     from xe_forge.batch_report import summarize, write_batch_report
     from xe_forge.paths import data_dir
 
+    problems = discover_problems(Path(opts.problems_dir), parse_only(opts.only))  # bad input: no out dir made
     out = Path(opts.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
-    problems = discover_problems(Path(opts.problems_dir), parse_only(opts.only))
     seeds_dir = Path(opts.seeds_dir) if opts.seeds_dir else data_dir("examples")
     store = BatchStore(out / "batch.sqlite")
+    if not opts.resume and store.results():
+        raise InputError(f"{out} already holds a batch", hint="pass --resume to continue it, or choose another --out")
     todo = [p for p in problems if not (opts.resume and store.status(p.id) in FINAL)]
     slots = device_slots(opts.device, opts.workers)
     jobs: queue.Queue[ProblemFile] = queue.Queue()
@@ -184,6 +197,8 @@ def run_batch(opts: BatchOptions, progress: Any = None) -> dict[str, Any]:
         jobs.put(p)
     if progress:
         progress.start(len(problems), len(problems) - len(todo), len(slots))
+
+    stopping = threading.Event()
 
     def worker(index: int, slot: dict[str, str]) -> None:
         env = {**os.environ, **slot, "PYTHONUNBUFFERED": "1"}
@@ -195,7 +210,13 @@ def run_batch(opts: BatchOptions, progress: Any = None) -> dict[str, Any]:
             store.start(problem, index)
             if progress:
                 progress.problem_started(problem, index)
-            result = _solve(problem, opts, seeds_dir, out, env)
+            try:
+                result = _solve(problem, opts, seeds_dir, out, env)
+            except Exception as exc:  # the runner's own failure on one problem must not end this worker
+                result = {"problem_id": problem.id, "name": problem.name, "status": "failed",
+                          "reason": f"batch runner error: {type(exc).__name__}: {exc}"}
+            if stopping.is_set():  # killed because the batch was stopped: stays 'running', so --resume redoes it
+                return
             store.finish(problem.id, result)
             if progress:
                 progress.problem_done(problem, result)
@@ -204,10 +225,17 @@ def run_batch(opts: BatchOptions, progress: Any = None) -> dict[str, Any]:
     started = time.monotonic()
     for t in threads:
         t.start()
-    for t in threads:
-        t.join()
+    try:
+        for t in threads:
+            t.join()
+    except BaseException:  # Ctrl-C: problem processes run in their own sessions, out of the signal's reach
+        stopping.set()
+        for proc in list(_LIVE):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+        raise
     results = [r for r in store.results() if r["id"] in {p.id for p in problems}]
-    summary = summarize(results, wall_seconds=time.monotonic() - started, workers=len(slots))
+    summary = summarize(results, wall_seconds=time.monotonic() - started, workers=len(slots), ran=len(todo))
     write_batch_report(out, summary, results)
     return summary
 
@@ -224,7 +252,7 @@ def _solve(problem: ProblemFile, opts: BatchOptions, seeds_dir: Path, out: Path,
     job = ChildJob(problem_id=problem.id, name=problem.name, problem_path=problem.path, seed_path=seed,
                    spec_path=spec, variant=opts.variant, run_root=str(out / "runs"), run_id=run_id,
                    engine=opts.engine, device="cpu" if opts.device == "cpu" else "auto", target=opts.target,
-                   max_iters=opts.max_iters, stages=opts.stages, model=opts.model, timeout=opts.timeout,
+                   max_iters=opts.max_iters, stages=opts.stages, model=opts.model, timeout=opts.timeout, compile=opts.compile,
                    result_path=str(result_path))
     job_path.write_text(job.model_dump_json(indent=2))
     status, reason = _run_child(job_path, env, opts.time_limit)

@@ -35,6 +35,7 @@ class ChildJob(BaseModel):
     model: str | None
     timeout: float
     result_path: str
+    compile: bool = False
 
 
 def run(job: ChildJob) -> dict[str, Any]:
@@ -52,6 +53,8 @@ def run(job: ChildJob) -> dict[str, Any]:
             return {**out, "status": "skipped", "reason": "no seed kernel, and no LLM configured to port one"}
         from xe_forge.port import port_problem
 
+        if job.spec_path is None:  # no seed, no spec: a --variant cannot apply, the problem's own shapes do
+            job = job.model_copy(update={"variant": None})
         seed = port_problem(job, settings)
         if seed is None:
             return {**out, "status": "failed", "reason": "the LLM could not port the problem to a correct Triton kernel"}
@@ -70,7 +73,7 @@ def run(job: ChildJob) -> dict[str, Any]:
         if ev.measures_speed and out["correct"]:
             allow = input_allowance(problem)
             final = ev.evaluate(problem.kernel.source, problem, allow_torch=allow, time_it=True, full=False,
-                                compile_baseline=True, name="final_vs_eager")
+                                compile_baseline=job.compile, name="final_vs_eager")
             seed_src = Path(seed).read_text()
             first = ev.evaluate(seed_src, problem, allow_torch=allow, time_it=True, full=False, name="seed_vs_eager")
             out["timings"] = {k: v.model_dump() for k, v in final.timings.items()}

@@ -29,7 +29,9 @@ def geomean(values: list[float]) -> float | None:
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
 
 
-def summarize(results: list[dict[str, Any]], *, wall_seconds: float = 0.0, workers: int = 1) -> dict[str, Any]:
+def summarize(results: list[dict[str, Any]], *, wall_seconds: float = 0.0, workers: int = 1,
+              ran: int | None = None) -> dict[str, Any]:
+    """`ran`: problems run by this invocation (a resumed batch also reports the earlier ones) for the rate."""
     n = len(results)
     correct = [r for r in results if r.get("correct")]
     eager = {r["id"]: _speedup(r, "eager") for r in correct}
@@ -57,7 +59,8 @@ def summarize(results: list[dict[str, Any]], *, wall_seconds: float = 0.0, worke
         "workers": workers,
         "workers_used": sorted({r["worker"] for r in results if r.get("worker") is not None}),
         "wall_seconds": wall_seconds,
-        "problems_per_hour": (len(finished) / (wall_seconds / 3600)) if wall_seconds > 0 else None,
+        "problems_per_hour": ((len(finished) if ran is None else ran) / (wall_seconds / 3600))
+                             if wall_seconds > 0 else None,
         "speed_measured": measured,
         "per_problem": [{"id": r["id"], "name": r["name"], "status": r.get("status"), "reason": r.get("reason", ""),
                          "correct": bool(r.get("correct")), "speedup_vs_eager": _speedup(r, "eager"),

@@ -9,8 +9,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from pydantic import SecretStr
+from pydantic import SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from xe_forge.errors import InputError
 
 PROVIDER_KEY_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "AZURE_API_KEY", "GROQ_API_KEY",
                      "MISTRAL_API_KEY", "DEEPSEEK_API_KEY", "OPENROUTER_API_KEY", "TOGETHER_API_KEY")
@@ -45,5 +47,14 @@ class Settings(BaseSettings):
 
 
 def load_settings(**overrides: object) -> Settings:
-    """Settings with CLI flags applied on top (None means 'flag not given')."""
-    return Settings(**{k: v for k, v in overrides.items() if v is not None})
+    """Settings with CLI flags applied on top (None means 'flag not given').
+
+    A bad value (XE_FORGE_TRIALS=many) is one InputError naming the setting; the value itself is
+    left out of the message, since it could be a key.
+    """
+    try:
+        return Settings(**{k: v for k, v in overrides.items() if v is not None})
+    except ValidationError as err:
+        first = err.errors()[0]
+        name = ".".join(str(p) for p in first["loc"])
+        raise InputError(f"setting '{name}' (XE_FORGE_{name.upper()} or its flag): {first['msg']}") from None

@@ -97,6 +97,9 @@ def batch(
     max_iters: Annotated[int, typer.Option("--max-iters", help="CoVeR iterations per stage.")] = 4,
     time_limit: Annotated[float, typer.Option("--time-limit-per-problem", help="Seconds before a problem's process "
                                               "is killed.")] = 1800.0,
+    timeout: Annotated[float, typer.Option("--timeout", help="Seconds before one candidate evaluation is killed.")] = 300.0,
+    compile_ref: Annotated[bool, typer.Option("--compile", help="Also time torch.compile of each reference "
+                                              "(GPU; adds compile time per problem).")] = False,
     export_trajectories: Annotated[Path | None, typer.Option("--export-trajectories", help="Write every candidate "
                                                              "(stage, prompt hash, code, verdict) as JSONL.")] = None,
     as_json: JsonOpt = False,
@@ -110,7 +113,8 @@ def batch(
     def go() -> int:
         opts = BatchOptions(problems_dir=str(problems_dir), seeds_dir=str(seeds) if seeds else None, only=only,
                             workers=workers, resume=resume, out=str(out), engine=engine, model=model, device=device,
-                            target=target, variant=variant, stages=stages, max_iters=max_iters, time_limit=time_limit)
+                            target=target, variant=variant, stages=stages, max_iters=max_iters, time_limit=time_limit,
+                            compile=compile_ref, timeout=timeout)
         summary = run_batch(opts, progress=None if as_json else BatchProgress())
         if export_trajectories:
             n = export(Path(out), export_trajectories)
@@ -126,7 +130,29 @@ def batch(
     raise typer.Exit(code=run_command(go))
 
 
+def distill(
+    run_id: Annotated[str, typer.Argument(help="Run whose verified wins become draft patterns.")],
+    run_dir: Annotated[Path, typer.Option("--run-dir", help="Where run directories live.")] = Path("runs"),
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="Draft file (default: RUN/distilled.yaml).")] = None,
+) -> None:
+    """Turn a run's accepted candidates into draft knowledge-base patterns, for review."""
+    from xe_forge.distill import write_distilled
+
+    def go() -> int:
+        path, n = write_distilled(run_dir / run_id, output)
+        console.print(f"{n} draft entr{'y' if n == 1 else 'ies'} written to {path}; review, then `xe-forge kb add {path}`")
+        return 0
+
+    raise typer.Exit(code=run_command(go))
+
+
 def register(app: typer.Typer) -> None:
+    from xe_forge.kb.commands import kb_app
+
+    kb_app.command("distill")(distill)
     app.command()(optimize)
     app.command()(batch)
     app.command()(stages)
+    from xe_forge.llm_server import llm_app
+
+    app.add_typer(llm_app, name="llm")

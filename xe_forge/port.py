@@ -20,6 +20,8 @@ from xe_forge.verify.evaluate import Evaluator
 def port_problem(job: Any, settings: Any) -> str | None:
     """Returns the path of a verified seed kernel, or None when every attempt failed."""
     work = Path(job.run_root) / f"{job.run_id}-port"
+    if (work / "kernel.py").is_file():  # ported and verified by an earlier attempt (a resumed batch)
+        return str(work / "kernel.py")
     work.mkdir(parents=True, exist_ok=True)
     store = RunStore(work / "store.sqlite")
     client = LLMClient(settings, cache=LLMCache(store), on_call=lambda c: store.add_llm_call(job.run_id, c))
@@ -42,6 +44,7 @@ def port_problem(job: Any, settings: Any) -> str | None:
             if verdict.passed:
                 path = work / "kernel.py"
                 path.write_text(code)
+                store.close()
                 return str(path)
             attempts.append(Attempt(code=code, feedback=verdict.feedback(), passed=False))
     store.close()

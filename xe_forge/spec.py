@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ast
 import math
+import operator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -127,17 +128,40 @@ class Spec(BaseModel):
         return "ci" if "ci" in self.variants else next(iter(self.variants))
 
 
+_BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+           ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow}
+_UNARY = {ast.USub: operator.neg, ast.UAdd: operator.pos}
+MAX_EXPONENT = 64  # '9**9**9**9' would hang the parent computing a huge integer
+
+
 def safe_eval(expr: str, names: dict[str, Any]) -> Any:
-    """Evaluate an arithmetic expression over dim names; anything else is an error, not code."""
+    """Evaluate an arithmetic expression over dim names; anything else is an error, not code.
+
+    Walks the tree itself rather than calling eval(), so no name, call or attribute can run, and
+    powers are bounded so a typo cannot hang the process.
+    """
     tree = ast.parse(str(expr), mode="eval")
-    allowed = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Constant, ast.Name, ast.Load,
-               ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Pow, ast.Mod, ast.USub, ast.UAdd)
-    for node in ast.walk(tree):
-        if not isinstance(node, allowed):
-            raise ValueError(f"'{expr}' is not plain arithmetic over dims ({type(node).__name__})")
-        if isinstance(node, ast.Name) and node.id not in names:
+    try:
+        return _eval_node(tree.body, str(expr), names)
+    except (ZeroDivisionError, OverflowError) as err:
+        raise ValueError(f"'{expr}' cannot be evaluated: {err}") from None
+
+
+def _eval_node(node: ast.AST, expr: str, names: dict[str, Any]) -> Any:
+    if isinstance(node, ast.Constant) and isinstance(node.value, int | float) and not isinstance(node.value, bool):
+        return node.value
+    if isinstance(node, ast.Name):
+        if node.id not in names:
             raise ValueError(f"'{expr}' names unknown dim '{node.id}'")
-    return eval(compile(tree, "<spec>", "eval"), {"__builtins__": {}}, dict(names))  # noqa: S307
+        return names[node.id]
+    if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
+        return _UNARY[type(node.op)](_eval_node(node.operand, expr, names))
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+        left, right = _eval_node(node.left, expr, names), _eval_node(node.right, expr, names)
+        if isinstance(node.op, ast.Pow) and abs(right) > MAX_EXPONENT:
+            raise ValueError(f"'{expr}' has an exponent above {MAX_EXPONENT}")
+        return _BINARY[type(node.op)](left, right)
+    raise ValueError(f"'{expr}' is not plain arithmetic over dims ({type(node).__name__})")
 
 
 def _resolve_value(value: Any, dims: dict[str, Dim], where: str) -> Any:
@@ -192,25 +216,45 @@ def load_spec(path: Path) -> Spec:
     return spec
 
 
+def _mapping(value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ValueError(f"{where} must be a mapping, got {value!r}")
+    return value
+
+
+def _parse(cls: type[BaseModel], value: Any, where: str) -> Any:
+    """Build one entry, naming the entry (not only the field) when it is wrong."""
+    try:
+        return cls(**_mapping(value, where))
+    except ValidationError as err:
+        first = err.errors()[0]
+        raise ValueError(f"{where}: {'.'.join(str(p) for p in first['loc'])}: {first['msg']}") from None
+
+
+def _entries(value: Any, where: str) -> list[Variant]:
+    if not isinstance(value, list) or not value:
+        raise ValueError(f"{where} must be a non-empty list of entries with `dims`")
+    return [_parse(Variant, entry, f"{where} entry") for entry in value]
+
+
 def _build(raw: dict[str, Any], path: Path) -> Spec:
     inits: list[tuple[str, Any]] = []
-    for item in raw.get("inits") or []:
+    raw_inits = raw.get("inits") or []
+    if not isinstance(raw_inits, list):
+        raise ValueError("`inits` must be a list of one-key mappings like `- in_features: IN_FEAT`")
+    for item in raw_inits:
         if not isinstance(item, dict) or len(item) != 1:
             raise ValueError(f"each `inits` entry must be a one-key mapping like `- dim: N`, got {item!r}")
         ((name, value),) = item.items()
         inits.append((str(name), value))
-    variants = {}
-    for key, value in raw.items():
-        if key in RESERVED_KEYS:
-            continue
-        if not isinstance(value, list) or not value:
-            raise ValueError(f"variant '{key}' must be a non-empty list of entries with `dims`")
-        variants[str(key)] = [Variant(**entry) for entry in value]
+    variants = {str(key): _entries(value, f"variant '{key}'")
+                for key, value in raw.items() if key not in RESERVED_KEYS}
+    inputs = _mapping(raw.get("inputs") or {}, "`inputs`")
     return Spec(
-        inputs={k: InputSpec(**(v or {})) for k, v in (raw.get("inputs") or {}).items()},
+        inputs={k: _parse(InputSpec, v or {}, f"input '{k}'") for k, v in inputs.items()},
         inits=inits,
         variants=variants,
-        unseen=[Variant(**entry) for entry in raw.get("unseen") or []],
+        unseen=_entries(raw["unseen"], "`unseen`") if raw.get("unseen") else [],
         precision=raw.get("precision", "keep"),
         path=path,
     )
@@ -220,6 +264,8 @@ def _check_names(spec: Spec) -> None:
     """Every name a variant uses must exist: params among inputs, shape/init names among dims."""
     if not spec.inputs:
         raise InputError(f"spec {spec.path} declares no `inputs`")
+    if not spec.variants:
+        raise InputError(f"spec {spec.path} declares no variants (add e.g. a `ci:` list with `dims`)")
     for vname, entries in list(spec.variants.items()) + [("unseen", spec.unseen)]:
         for entry in entries:
             for param in entry.params or []:
@@ -239,9 +285,20 @@ def _check_names(spec: Spec) -> None:
                     raise InputError(f"spec {spec.path}: variant '{vname}' flop: {err}") from None
                 if not isinstance(value, int | float) or not math.isfinite(value):
                     raise InputError(f"spec {spec.path}: variant '{vname}' flop is not a number")
+    known = {dim for entries in spec.variants.values() for entry in entries for dim in entry.dims}
     for entry in spec.unseen:
+        stray = sorted(set(entry.dims) - known)
+        if stray:  # a typo here would silently make the unseen shape equal the seen one
+            raise InputError(f"spec {spec.path}: an `unseen` entry sets dim '{stray[0]}', which no variant defines",
+                             hint=f"dims defined: {', '.join(sorted(known)) or 'none'}")
         for base_name, base_entries in spec.variants.items():
-            _check_dims(spec, f"unseen over {base_name}", entry.merged_over(base_entries[0]).dims)
+            merged = entry.merged_over(base_entries[0])
+            _check_dims(spec, f"unseen over {base_name}", merged.dims)
+            if entry.flop:
+                try:
+                    safe_eval(entry.flop, merged.dims)
+                except (ValueError, SyntaxError) as err:
+                    raise InputError(f"spec {spec.path}: `unseen` flop: {err}") from None
 
 
 def _check_dims(spec: Spec, vname: str, dims: dict[str, Dim]) -> None:

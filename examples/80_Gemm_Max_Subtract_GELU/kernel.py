@@ -115,7 +115,7 @@ def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> 
 
 
 def max_keepdim(y: torch.Tensor, dim: int) -> torch.Tensor:
-    """torch.max(y, dim, keepdim=True).values of a 2-D fp32 tensor, as a new fp32 tensor."""
+    """Max of a 2-D fp32 tensor along `dim`, that dim kept with size 1, as a new fp32 tensor."""
     M, N = y.shape
     if dim == 1:
         z = torch.empty((M, 1), device=y.device, dtype=torch.float32)

@@ -14,9 +14,11 @@ from packaging.version import Version
 
 from xe_forge.targets.base import OptionProblem, Toolchain
 
-COMMON = {"num_warps", "num_stages", "num_ctas"}
-CUDA_ONLY = {"maxnreg", "enable_fp_fusion", "launch_cooperative_grid", "launch_pdl"}
-XPU_ONLY = {"grf_mode", "warp_size", "threads_per_warp", "generate_native_code", "advanced_path"}
+# Both option dataclasses (CUDAOptions, XPUOptions) have these; enable_fp_fusion and
+# launch_cooperative_grid are XPUOptions fields too, and warp_size is a CUDAOptions field (always 32).
+COMMON = {"num_warps", "num_stages", "num_ctas", "warp_size", "enable_fp_fusion", "launch_cooperative_grid"}
+CUDA_ONLY = {"maxnreg", "launch_pdl"}
+XPU_ONLY = {"grf_mode", "threads_per_warp", "generate_native_code", "advanced_path"}
 
 
 def grf_modes(toolchain: Toolchain) -> tuple[str, ...]:
@@ -53,6 +55,8 @@ def validate_options(options: dict[str, Any], toolchain: Toolchain, *, max_warps
             bad("num_warps", f"num_warps must be a power of two, got {warps!r}")
         elif max_warps is not None and warps > max_warps:
             bad("num_warps", f"num_warps={warps} exceeds the device limit of {max_warps}")
+    if not xpu and options.get("warp_size", 32) != 32:
+        bad("warp_size", f"warp_size must be 32 on {toolchain} (got {options.get('warp_size')!r})")
     if xpu:
         grf = options.get("grf_mode")
         legal = grf_modes(toolchain)

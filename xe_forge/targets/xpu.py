@@ -61,8 +61,31 @@ class XpuProperties(DeviceProperties):
         )
 
 
+def ip_version(architecture: str | None) -> tuple[int, int] | None:
+    """(major, minor) graphics IP of torch's numeric `architecture`, or None when it is not one.
+
+    torch reports SYCL's architecture enum value; for Intel GPUs it is 0x00_0000_<GMDID>_00, whose
+    GMDID keeps the IP major in its top 10 bits and the minor in the next 8 (PVC is 12.60, DG2
+    12.55-12.57, BMG 20.1/20.2). Other vendors and CPUs set the top byte.
+    """
+    if architecture is None or not str(architecture).isdigit():
+        return None
+    value = int(str(architecture))
+    if value >> 56:
+        return None
+    gmdid = (value >> 8) & 0xFFFFFFFF
+    return gmdid >> 22, (gmdid >> 14) & 0xFF
+
+
 def target_for(props: XpuProperties) -> str:
-    """Knowledge-base target of an Intel GPU, from its architecture string or its marketing name."""
+    """Knowledge-base target of an Intel GPU, from its architecture (number or name) or its marketing name."""
+    version = ip_version(props.architecture)
+    if version is not None and version[0] >= 20:
+        return "intel-xe2"
+    if version is not None and version[0] == 12 and version[1] in (60, 61):
+        return "intel-xe-hpc"
+    if version is not None and version[0] == 12 and 55 <= version[1] <= 74:
+        return "intel-xe-hpg"
     text = f"{props.architecture or ''} {props.name}".lower()
     if any(k in text for k in ("pvc", "max 1550", "max 1100", "data center gpu max", "ponte")):
         return "intel-xe-hpc"

@@ -1,13 +1,15 @@
 """Instrumentation inside the evaluation worker: launch counting, ghost replay, output poisoning.
 
 These patch torch and triton in the worker process only, and only around the candidate's forward.
-The candidate itself may not patch anything (static checks); the verifier may, because it is the
-harness.
+The candidate itself may not patch anything (static checks, then PatchGuard at run time); the
+verifier may, because it is the harness.
 """
 
 from __future__ import annotations
 
 import contextlib
+import sys
+import types
 from collections.abc import Iterator
 from typing import Any
 
@@ -86,6 +88,7 @@ def poisoned_allocations() -> Iterator[None]:
 
     saved = {name: getattr(torch, name) for name in _ALLOCATORS}
     saved_new_empty = torch.Tensor.new_empty
+    own_new_empty = "new_empty" in vars(torch.Tensor)  # else inherited from TensorBase: restore by deleting
 
     def wrap(fn):
         def alloc(*args, **kwargs):
@@ -101,4 +104,73 @@ def poisoned_allocations() -> Iterator[None]:
     finally:
         for name, fn in saved.items():
             setattr(torch, name, fn)
-        torch.Tensor.new_empty = saved_new_empty
+        if own_new_empty:
+            torch.Tensor.new_empty = saved_new_empty
+        else:
+            del torch.Tensor.new_empty
+
+
+class PatchGuard:
+    """Fingerprints of the namespaces a candidate could patch to fool the harness, compared after a job.
+
+    Static checks catch `torch.matmul = f`, not an alias (`ops = torch.nn.functional; ops.linear = f`),
+    and in a warm worker such a patch would also poison every later evaluation. Watched: torch's main
+    namespaces and nn.Module classes, the verifier's own modules, and the reference module with its
+    classes. Module namespaces may gain names (lazy imports); class namespaces may not (a new
+    `__call__` on nn.Linear overrides the inherited one). Values are held, so a freed object's id
+    can never alias a new one.
+    """
+
+    def __init__(self) -> None:
+        import torch
+        import torch.nn.functional
+
+        self._watched: list[tuple[str, Any, dict[str, tuple[Any, Any]], bool]] = []
+        for module in (torch, torch.nn, torch.nn.functional, torch.linalg, torch.special, torch.fft):
+            self._watch(module.__name__, vars(module), strict=False)
+        classes = [torch.Tensor, *(v for v in vars(torch.nn).values()
+                                   if isinstance(v, type) and issubclass(v, torch.nn.Module))]
+        for cls in classes:
+            self._watch(f"{cls.__module__}.{cls.__qualname__}", vars(cls), strict=True)
+        for name, module in list(sys.modules.items()):
+            if (name == "xe_forge" or name.startswith("xe_forge.")) and module is not None:
+                self._watch(name, vars(module), strict=False)
+
+    def watch_module(self, module: Any) -> None:
+        """Also watch a module loaded for this job (the reference) and the classes it defines."""
+        self._watch(module.__name__, vars(module), strict=False)
+        for value in list(vars(module).values()):
+            if isinstance(value, type) and value.__module__ == module.__name__:
+                self._watch(f"{module.__name__}.{value.__qualname__}", vars(value), strict=True)
+
+    def _watch(self, label: str, namespace: Any, *, strict: bool) -> None:
+        self._watched.append((label, namespace, _fingerprint(namespace), strict))
+
+    @contextlib.contextmanager
+    def harness_changes(self) -> Iterator[None]:
+        """The harness's own patching inside this block is accepted (torch.compile of the baseline
+        rebinds torch.manual_seed and nn.Module.__init__); a candidate's earlier patch still counts."""
+        clean = not self.changed()
+        try:
+            yield
+        finally:
+            if clean:
+                self._watched = [(label, ns, _fingerprint(ns), strict) for label, ns, _, strict in self._watched]
+
+    def changed(self) -> list[str]:
+        """Names rebound, deleted or (in classes) added since the snapshot, as `namespace.name`."""
+        out = []
+        for label, namespace, before, strict in self._watched:
+            now = _fingerprint(namespace)
+            for name, (value, code) in before.items():
+                if name not in now or now[name][0] is not value or now[name][1] is not code:
+                    out.append(f"{label}.{name}")
+            if strict:
+                out += [f"{label}.{name}" for name in now if name not in before]
+        return out
+
+
+def _fingerprint(namespace: Any) -> dict[str, tuple[Any, Any]]:
+    """Each name's value and, for Python functions, its code object (`f.__code__ = g.__code__` counts)."""
+    return {name: (value, value.__code__ if isinstance(value, types.FunctionType) else None)
+            for name, value in list(namespace.items())}

@@ -14,6 +14,7 @@ import signal
 from typing import Any
 
 SECRET_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD")
+STARTUP_TIMEOUT = 300.0  # imports and device initialisation; never charged to a job's timeout
 
 
 def scrubbed_environ() -> dict[str, str]:
@@ -48,7 +49,8 @@ class Worker:
         self._conn: Any = None
         self.restarts = 0
 
-    def _start(self) -> None:
+    def _start(self) -> str | None:
+        """Start a worker and wait until it answers a ping; returns why it could not start, else None."""
         from xe_forge.verify.worker import child_main
 
         ctx = mp.get_context("spawn")
@@ -59,17 +61,30 @@ class Worker:
             proc.start()
         child.close()
         self._proc, self._conn = proc, parent
+        try:
+            parent.send({"op": "ping", "candidate_path": "", "reference_path": ""})
+            if parent.poll(STARTUP_TIMEOUT) and parent.recv().get("pong"):
+                return None
+            return f"the worker did not start within {STARTUP_TIMEOUT:.0f} s"
+        except (EOFError, BrokenPipeError, ConnectionResetError, OSError):
+            return "the worker failed to start: " + self._death_reason()
 
     def run(self, job: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
         """Send one job; returns its result, or {'crash': reason} when the worker died or hung."""
+        reason = None
         if self._proc is None or not self._proc.is_alive():
-            self._start()
+            reason = self._start()
         limit = self.timeout if timeout is None else timeout
         try:
-            self._conn.send(job)
-            if self._conn.poll(limit):
-                return self._conn.recv()
-            reason = f"timed out after {limit:.0f} s (hang or very slow kernel); the worker was killed"
+            if reason is None:
+                self._conn.send(job)
+                if self._conn.poll(limit):
+                    result = self._conn.recv()
+                    if result.get("restart"):  # the worker saw itself patched: never reuse it
+                        self.kill()
+                        self.restarts += 1
+                    return result
+                reason = f"timed out after {limit:.0f} s (hang or very slow kernel); the worker was killed"
         except (EOFError, BrokenPipeError, ConnectionResetError, OSError):
             reason = self._death_reason()
         self.kill()

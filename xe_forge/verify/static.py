@@ -41,7 +41,14 @@ COMPUTE_METHODS = {
     "sub_", "mul", "mul_", "div", "div_", "addcmul", "addcdiv", "lerp", "where", "masked_fill", "gelu",
     "silu", "mish", "hardtanh", "leaky_relu", "erf", "sin", "cos", "reciprocal", "square", "maximum",
     "minimum", "conv2d", "linear", "sort", "topk", "floor", "ceil", "round", "sign",
+    "__matmul__", "__rmatmul__", "inner", "outer", "tensordot", "kron", "vdot", "ger", "cdist", "conv1d", "conv3d",
+    "bilinear",
 }
+# torch sub-namespaces whose functions compute (torch.linalg.vecdot, torch.ops.aten.mm.default, ...).
+TORCH_COMPUTE_NAMESPACES = {"linalg", "special", "fft", "ops", "_C", "sparse", "nested", "func", "masked",
+                            "_refs", "_prims"}
+# numpy calls that only describe sizes and types; any other numpy call in forward computes on the host.
+ALLOWED_NUMPY = {"prod", "dtype", "finfo", "iinfo"}
 FORBIDDEN_MODULES = {"threading", "multiprocessing", "subprocess", "socket", "concurrent", "asyncio",
                      "ctypes", "signal", "shutil", "requests", "urllib", "http"}
 FORBIDDEN_CALLS = {
@@ -52,6 +59,8 @@ FORBIDDEN_CALLS = {
     ("torch", "xpu", "stream"): "uses a side stream", ("torch", "cuda", "set_stream"): "uses a side stream",
     ("torch", "cuda", "graph"): "captures a graph outside the timer", ("torch", "compile"): "lets torch compile the work",
 }
+# The verifier's own package and dynamic import machinery: a way to patch the harness from inside.
+HARNESS_MODULES = {"xe_forge", "importlib"}
 PATCHED_ROOTS = {"torch", "triton", "tl", "F", "nn", "np", "numpy"}
 
 
@@ -87,7 +96,7 @@ def check_source(source: str, *, allow: Iterable[str] | None = None, record_only
     if model is None:
         result.findings.append(Finding(check="structure", message="no `class Model(nn.Module)`/`ModelNew` defined"))
         return result
-    reachable = _reachable_functions(tree, model)
+    reachable = _reachable_functions(tree, model, result.kernels)
     submodules = _submodules(model)
     for fn in reachable:
         _scan_function(fn, result, aliases, submodules, allowed)
@@ -174,10 +183,13 @@ def _submodules(model: ast.ClassDef) -> set[str]:
     return names
 
 
-def _reachable_functions(tree: ast.Module, model: ast.ClassDef) -> list[ast.FunctionDef]:
-    """forward, plus module functions and model methods it calls, transitively (not jit kernels)."""
+def _reachable_functions(tree: ast.Module, model: ast.ClassDef, kernels: set[str]) -> list[ast.FunctionDef]:
+    """forward, plus module functions and model methods it calls, transitively (not jit kernels).
+
+    Decorated helpers count too: `@torch.no_grad()` or `@functools.cache` on a helper must not hide it.
+    """
     methods = {n.name: n for n in model.body if isinstance(n, ast.FunctionDef)}
-    funcs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef) and not n.decorator_list}
+    funcs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name not in kernels}
     if "forward" not in methods:
         return []
     seen: dict[int, ast.FunctionDef] = {}
@@ -207,7 +219,12 @@ def _scan_function(fn: ast.FunctionDef, result: StaticResult, aliases: dict[str,
                                            message=f"{what} `{op}` does work in torch instead of a Triton kernel",
                                            hint="compute it inside a @triton.jit kernel"))
 
+    called = {id(a) for n in ast.walk(fn) if isinstance(n, ast.Call) for a in ast.walk(n.func)}
     for node in ast.walk(fn):
+        if isinstance(node, ast.Attribute) and id(node) not in called:
+            op = _referenced_compute(_dotted(node, aliases) or "")
+            if op:  # `mm = torch.mm`, `functools.reduce(operator.matmul, ...)`: called under another name
+                flag(op, node, "reference to")
         if isinstance(node, ast.Try):
             result.findings.append(Finding(check="try-except", line=node.lineno,
                                            message="try/except in forward: a fallback path can hide a failing kernel"))
@@ -225,18 +242,42 @@ def _scan_call(node: ast.Call, result: StaticResult, aliases: dict[str, str], su
         result.launches.add(func.value.id)
         return
     dotted = _dotted(func, aliases)
-    if dotted and dotted.startswith("torch.nn.functional."):
+    parts = dotted.split(".") if dotted else []
+    if dotted in ("getattr", "builtins.getattr") and len(node.args) > 1:
+        target = _dotted(node.args[0], aliases) or ""
+        name = node.args[1].value if isinstance(node.args[1], ast.Constant) else None
+        # getattr(torch, "float16") names a dtype; getattr(torch, "mm") or a computed name may be anything
+        if target.split(".")[0] in ("torch", "numpy", "operator") and (
+                not isinstance(name, str) or _referenced_compute(f"{target}.{name}")):
+            flag(f"getattr({ast.unparse(node.args[0])}, {ast.unparse(node.args[1])})", node, "dynamic lookup")
+    elif dotted and dotted.startswith("torch.nn.functional."):
         flag(f"F.{dotted.rsplit('.', 1)[1]}", node, "torch.nn.functional call")
     elif dotted and dotted.startswith("torch.") and dotted.count(".") == 1:
         name = dotted.split(".")[1]
         if name not in ALLOWED_TORCH and not name[:1].isupper():
             flag(f"torch.{name}", node, "torch call")
+    elif len(parts) > 2 and parts[0] == "torch" and parts[1] in TORCH_COMPUTE_NAMESPACES:
+        flag(dotted, node, "torch call")
+    elif len(parts) > 1 and parts[0] == "numpy" and parts[-1] not in ALLOWED_NUMPY:
+        flag(dotted, node, "host numpy call")
     elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
         if func.attr in submodules:
             flag(f"self.{func.attr}", node, "calling submodule")
     elif isinstance(func, ast.Attribute):
         if func.attr in COMPUTE_METHODS and not (dotted and dotted.split(".")[0] in ("triton", "math")):
             flag(f"method:{func.attr}", node, "tensor method")
+
+
+def _referenced_compute(dotted: str) -> str | None:
+    """A compute function named as a value rather than called where it is named, else None."""
+    parts = dotted.split(".")
+    if dotted in ("operator.matmul", "operator.imatmul") or dotted.startswith("torch.nn.functional."):
+        return dotted
+    if parts[0] in ("torch", "numpy") and len(parts) > 1 and parts[-1] in COMPUTE_METHODS:
+        return dotted
+    if len(parts) > 2 and parts[0] == "torch" and parts[1] in TORCH_COMPUTE_NAMESPACES:
+        return dotted
+    return None
 
 
 def _check_model_bases(model: ast.ClassDef, result: StaticResult) -> None:
@@ -257,11 +298,22 @@ def _check_whole_file(tree: ast.Module, aliases: dict[str, str], result: StaticR
                     result.findings.append(Finding(check="sandbox", line=node.lineno,
                                                    message=f"imports `{mod}` (threads, processes, sockets and "
                                                            "signals are not allowed in a kernel file)"))
+                if mod.split(".")[0] in HARNESS_MODULES:
+                    result.findings.append(Finding(check="sandbox", line=node.lineno,
+                                                   message=f"imports `{mod}`: a kernel file must not reach into "
+                                                           "the verifier or load modules dynamically"))
                 if mod.split(".")[-1].endswith("_pytorch") or mod.split(".")[-1] == "reference":
                     result.findings.append(Finding(check="reference-import", line=node.lineno,
                                                    message=f"imports the reference module `{mod}`"))
+        elif isinstance(node, ast.Attribute) and _dotted(node, aliases) == "sys.modules":
+            result.findings.append(Finding(check="sandbox", line=node.lineno,
+                                           message="reads `sys.modules`: reaching other loaded modules (the "
+                                                   "reference, the verifier) is not allowed"))
         elif isinstance(node, ast.Call):
             dotted = _dotted(node.func, aliases) or ""
+            if dotted == "__import__":
+                result.findings.append(Finding(check="sandbox", line=node.lineno,
+                                               message="calls `__import__`: imports must be plain import statements"))
             for key, why in FORBIDDEN_CALLS.items():
                 if dotted == ".".join(key) or dotted.endswith("." + ".".join(key)):
                     result.findings.append(Finding(check="sandbox", line=node.lineno, message=f"`{dotted}` {why}"))

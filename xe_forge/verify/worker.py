@@ -7,6 +7,7 @@ of the verifier's pydantic records.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
 import tempfile
@@ -43,6 +44,10 @@ def child_main(conn: Any, device_kind: str, target: str) -> None:
 
     device = get_device(device_kind, target)
     device.prepare_process()
+    import xe_forge.verify.correctness  # noqa: F401  (loaded before any candidate, so PatchGuard watches it)
+    import xe_forge.verify.timing  # noqa: F401
+    from xe_forge.verify.hooks import PatchGuard
+
     os.chdir(tempfile.mkdtemp(prefix="xe-forge-worker-"))
     while True:
         try:
@@ -52,14 +57,29 @@ def child_main(conn: Any, device_kind: str, target: str) -> None:
         if raw is None:
             return
         job = Job(**raw)
+        guard = PatchGuard()
         try:
-            result = {"pong": True} if job.op == "ping" else handle(job, device)
+            result = {"pong": True} if job.op == "ping" else handle(job, device, guard)
         except BaseException as exc:  # the worker must answer, whatever the candidate did
             result = {"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()[-4000:]}
+        patched = guard.changed()
+        if patched and not result.get("restart"):  # results measured under a patch are void
+            result = _patched_result(patched, "correctness")
         conn.send(result)
+        if patched:
+            return
 
 
-def handle(job: Job, device: Any) -> dict[str, Any]:
+def _patched_result(names: list[str], stage: str) -> dict[str, Any]:
+    from xe_forge.verify.models import Finding
+
+    shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    return {"findings": [Finding(check="monkey-patch", message=f"the candidate rebound {shown} in the worker: "
+                                 "patching torch, the reference or the verifier is not allowed").model_dump()],
+            "stage_failed": stage, "restart": True}
+
+
+def handle(job: Job, device: Any, guard: Any = None) -> dict[str, Any]:
     from xe_forge.kernel import import_from_path, unseen_batch_sizes
     from xe_forge.verify.correctness import BadInput, check_variant, describe, error_line
     from xe_forge.verify.models import Finding
@@ -72,6 +92,8 @@ def handle(job: Job, device: Any) -> dict[str, Any]:
     except Exception as exc:
         return {"bad_input": True, "findings": [Finding(check="input", message=f"the reference does not import: "
                                                          f"{describe(exc)}").model_dump()]}
+    if guard is not None:
+        guard.watch_module(ref_mod)
     cand_path = Path(job.candidate_path)
     try:
         cand_mod = import_from_path(cand_path, "candidate")
@@ -79,6 +101,9 @@ def handle(job: Job, device: Any) -> dict[str, Any]:
         return {"findings": [Finding(check="import", line=error_line(exc, cand_path),
                                      message=f"the candidate does not import: {describe(exc)}").model_dump()],
                 "stage_failed": "import"}
+    patched = guard.changed() if guard is not None else []
+    if patched:  # patched at import time: run nothing under it
+        return _patched_result(patched, "import")
     _set_tf32(job.precision)
     torch_device = device.torch_device()
     common = dict(device=torch_device, precision=job.precision, seed=job.seed)
@@ -96,7 +121,7 @@ def handle(job: Job, device: Any) -> dict[str, Any]:
                 "correctness": [r.model_dump() for r in reports]}
     result: dict[str, Any] = {"correctness": [r.model_dump() for r in reports]}
     if all(r.passed for r in reports) and job.time and device.measures_speed:
-        result["timing"] = _time(job, device, ref_mod, cand_mod, spec, variant)
+        result["timing"] = _time(job, device, ref_mod, cand_mod, spec, variant, guard)
     return result
 
 
@@ -122,7 +147,7 @@ def _unseen(spec, variant, ref_mod, unseen_batch_sizes):
             yield f"unseen batch_size={b}", None, b
 
 
-def _time(job: Job, device: Any, ref_mod, cand_mod, spec, variant) -> dict[str, Any]:
+def _time(job: Job, device: Any, ref_mod, cand_mod, spec, variant, guard: Any = None) -> dict[str, Any]:
     """Candidate against its baseline (the stage's input kernel, or eager PyTorch), interleaved."""
     import torch
 
@@ -152,7 +177,10 @@ def _time(job: Job, device: Any, ref_mod, cand_mod, spec, variant) -> dict[str, 
 
     out = {base_name: interleaved(device, call(pair.cand), call(baseline), sets).model_dump()}
     if job.compile_baseline:
-        compiled = torch.compile(copy.deepcopy(pair.ref).to(getattr(torch, dtype)))
+        # importing dynamo and the first (compiling) call patch torch: the harness's doing, not the candidate's
+        with guard.harness_changes() if guard is not None else contextlib.nullcontext():
+            compiled = torch.compile(copy.deepcopy(pair.ref).to(getattr(torch, dtype)))
+            call(compiled)(sets[0])
         out["torch.compile"] = interleaved(device, call(pair.cand), call(compiled), sets).model_dump()
     flops = variant.flops() if variant is not None else None
     for t in out.values():

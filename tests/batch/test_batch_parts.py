@@ -1,0 +1,198 @@
+"""The batch runner's parts, without problem processes: --only, discovery, seeds, device slots, the store.
+
+These run in milliseconds; the runs that spawn real problem processes are in test_batch_runs.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from xe_forge import batch
+from xe_forge.batch import BatchStore, ProblemFile, device_slots, discover_problems, find_seed, parse_only
+from xe_forge.errors import EnvError, InputError
+from xe_forge.paths import data_dir
+
+from .conftest import PROBLEMS, SEEDS
+
+# ---------------------------------------------------------------- --only
+
+@pytest.mark.parametrize(("text", "ids"), [
+    ("1-3,7", {1, 2, 3, 7}),
+    ("37", {37}),
+    (" 5 , 2-2 ,9-10", {2, 5, 9, 10}),
+    ("1-20,37", set(range(1, 21)) | {37}),
+])
+def test_parse_only_reads_ids_and_ranges(text: str, ids: set[int]):
+    assert parse_only(text) == ids
+
+
+@pytest.mark.parametrize("text", [None, ""])
+def test_parse_only_without_text_keeps_everything(text: str | None):
+    assert parse_only(text) is None
+
+
+@pytest.mark.parametrize("text", ["a", "1-", "-4", "3-x", "1,,2", "1..3", "1-3-5", "2 3", "7-3"])
+def test_parse_only_rejects_bad_input(text: str):
+    with pytest.raises(InputError, match="--only"):
+        parse_only(text)
+
+
+# ---------------------------------------------------------------- discovery
+
+def test_discover_finds_the_fixture_problems_in_id_order():
+    found = discover_problems(PROBLEMS, None)
+    assert [p.id for p in found] == [1, 2, 3, 4, 5]
+    assert found[0].name == "1_Scale_Shift" and Path(found[0].path).is_absolute()
+
+
+def test_discover_ignores_other_files_and_sorts_numerically(tmp_path: Path):
+    for name in ("10_B.py", "9_A.py", "100_C.py", "README.md", "__init__.py", "x_1.py", "3_D.txt", "4_E_pytorch.pyc"):
+        (tmp_path / name).write_text("")
+    (tmp_path / "5_Dir.py").mkdir()  # a directory named like a problem file is not one
+    assert [p.id for p in discover_problems(tmp_path, None)] == [9, 10, 100]
+    assert [p.name for p in discover_problems(tmp_path, {9, 100, 42})] == ["9_A", "100_C"]
+
+
+def test_discover_missing_dir_and_empty_selection_are_input_errors(tmp_path: Path):
+    with pytest.raises(InputError, match="not found"):
+        discover_problems(tmp_path / "nope", None)
+    with pytest.raises(InputError, match="matching --only"):
+        discover_problems(PROBLEMS, {99})
+    with pytest.raises(InputError, match="no problem files"):
+        discover_problems(tmp_path, None)
+
+
+# ---------------------------------------------------------------- seeds
+
+def test_find_seed_examples_layout_with_spec():
+    kernel, spec = find_seed(SEEDS, 1)
+    assert kernel == str((SEEDS / "1_Scale_Shift" / "kernel.py").resolve())
+    assert spec == str((SEEDS / "1_Scale_Shift" / "spec.yaml").resolve())
+
+
+def test_find_seed_bundled_examples_are_the_default_layout():
+    kernel, spec = find_seed(data_dir("examples"), 12)
+    assert kernel and kernel.endswith("12_Gemm_Multiply_LeakyReLU/kernel.py") and spec.endswith("spec.yaml")
+
+
+def test_find_seed_flat_file_layout(tmp_path: Path):
+    (tmp_path / "7_Foo_pytorch.py").write_text("")  # a reference beside the seed is never the seed
+    (tmp_path / "7_Foo.py").write_text("")
+    (tmp_path / "7_Foo.yaml").write_text("")
+    (tmp_path / "8_Bar.py").write_text("")
+    assert find_seed(tmp_path, 7) == (str(tmp_path / "7_Foo.py"), str(tmp_path / "7_Foo.yaml"))
+    assert find_seed(tmp_path, 8) == (str(tmp_path / "8_Bar.py"), None)
+
+
+def test_find_seed_matches_the_whole_id_only(tmp_path: Path):
+    (tmp_path / "17_Other").mkdir()
+    (tmp_path / "17_Other" / "kernel.py").write_text("")
+    (tmp_path / "1_Empty").mkdir()  # a directory without kernel.py is not a seed
+    assert find_seed(tmp_path, 1) == (None, None)
+    assert find_seed(tmp_path, 17)[0].endswith("17_Other/kernel.py")
+    assert find_seed(tmp_path, 17)[1] is None
+
+
+def test_find_seed_none_for_missing_seed_or_dir(tmp_path: Path):
+    assert find_seed(SEEDS, 5) == (None, None)
+    assert find_seed(tmp_path / "absent", 1) == (None, None)
+
+
+# ---------------------------------------------------------------- device slots
+
+@pytest.mark.parametrize("workers", [None, 1, 3])
+def test_cpu_slots_are_empty_environments(workers: int | None):
+    assert device_slots("cpu", workers) == [{}] * (workers or 1)
+
+
+def _fake_device(monkeypatch: pytest.MonkeyPatch, kind: str, count: int) -> None:
+    import torch
+
+    import xe_forge.targets
+
+    monkeypatch.setattr(xe_forge.targets, "get_device", lambda *a, **k: SimpleNamespace(kind=kind))
+    monkeypatch.setattr(getattr(torch, kind), "device_count", lambda: count, raising=False)
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    monkeypatch.delenv("ZE_AFFINITY_MASK", raising=False)
+
+
+def test_auto_on_a_cpu_machine_gives_cpu_slots(monkeypatch: pytest.MonkeyPatch):
+    import xe_forge.targets
+
+    monkeypatch.setattr(xe_forge.targets, "get_device", lambda *a, **k: SimpleNamespace(kind="cpu"))
+    assert device_slots("auto", 2) == [{}, {}]
+
+
+@pytest.mark.parametrize(("kind", "var"), [("cuda", "CUDA_VISIBLE_DEVICES"), ("xpu", "ZE_AFFINITY_MASK")])
+@pytest.mark.parametrize(("workers", "gpus"), [
+    (None, ["0", "1"]),  # one worker per GPU
+    (1, ["0"]),
+    (2, ["0", "1"]),
+    (4, ["0", "1", "0", "1"]),  # more workers than GPUs: shared round-robin
+])
+def test_gpu_slots_give_each_worker_one_visible_gpu(monkeypatch, kind, var, workers, gpus):
+    _fake_device(monkeypatch, kind, 2)
+    assert device_slots("auto", workers) == [{var: g} for g in gpus]
+    assert device_slots(kind, workers) == [{var: g} for g in gpus]  # an explicit kind skips detection
+
+
+def test_two_workers_can_share_one_gpu(monkeypatch: pytest.MonkeyPatch):
+    _fake_device(monkeypatch, "cuda", 1)
+    assert device_slots("auto", 2) == [{"CUDA_VISIBLE_DEVICES": "0"}, {"CUDA_VISIBLE_DEVICES": "0"}]
+
+
+@pytest.mark.parametrize(("kind", "var", "visible"), [
+    ("cuda", "CUDA_VISIBLE_DEVICES", "2,3"), ("xpu", "ZE_AFFINITY_MASK", "1,3")])
+def test_gpu_slots_stay_within_the_gpus_the_batch_was_given(monkeypatch, kind, var, visible):
+    """The parent's own restriction holds: worker i gets the i-th GPU the batch sees, not physical GPU i."""
+    _fake_device(monkeypatch, kind, 2)
+    monkeypatch.setenv(var, visible)
+    assert device_slots("auto", None) == [{var: g} for g in visible.split(",")]
+    assert device_slots("auto", 3) == [{var: g} for g in visible.split(",") + visible.split(",")[:1]]
+
+
+def test_gpu_kind_without_devices_is_an_env_error(monkeypatch: pytest.MonkeyPatch):
+    _fake_device(monkeypatch, "cuda", 0)
+    with pytest.raises(EnvError, match="no cuda device"):
+        device_slots("auto", None)
+
+
+# ---------------------------------------------------------------- store
+
+def test_store_counts_attempts_and_keeps_results(tmp_path: Path):
+    store = BatchStore(tmp_path / "b.sqlite")
+    p = ProblemFile(id=3, name="3_X", path="/x/3_X.py")
+    assert store.status(3) is None
+    store.start(p, 1)
+    assert store.status(3) == "running"
+    store.finish(3, {"status": "failed", "reason": "boom", "correct": False})
+    store.start(p, 0)
+    store.finish(3, {"status": "no improvement", "correct": True})
+    (row,) = BatchStore(tmp_path / "b.sqlite").results()  # a fresh connection sees what was committed
+    assert row["attempts"] == 2 and row["worker"] == 0 and row["status"] == "no improvement" and row["correct"]
+    assert "reason" not in row  # the result of the last attempt replaces the earlier one
+
+
+def test_a_problem_process_that_dies_is_recorded_as_crashed(tmp_path: Path):
+    """The child exiting non-zero (here: a job file it cannot read) becomes 'crashed' with the output's tail."""
+    job = tmp_path / "job.json"
+    job.write_text(json.dumps({"problem_id": 1}))
+    status, reason = batch._run_child(job, dict(os.environ), 120)
+    assert status == "crashed"
+    assert reason.startswith("problem process exited with 1:") and "Field required" in reason
+
+
+def test_a_problem_process_killed_by_a_signal_is_recorded_as_crashed(tmp_path: Path, monkeypatch):
+    """A hard crash (SIGABRT, as os.abort or a driver fault gives) keeps the last lines it printed."""
+    fake_python = tmp_path / "python"
+    fake_python.write_text("#!/bin/sh\necho 'loading the seed'\necho 'Fatal Python error: Aborted'\nkill -ABRT $$\n")
+    fake_python.chmod(0o755)
+    monkeypatch.setattr(batch.sys, "executable", str(fake_python))
+    status, reason = batch._run_child(tmp_path / "job.json", dict(os.environ), 60)
+    assert status == "crashed"
+    assert reason == "problem process exited with -6: loading the seed | Fatal Python error: Aborted"

@@ -1,0 +1,89 @@
+"""The CPU target (xe_forge/targets/cpu.py): Triton's interpreter, switched on before kernels are
+imported, with a stand-in benchmark so multi-config @triton.autotune runs. Process-level effects
+are checked in child processes so they cannot leak into the test session."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from importlib.metadata import version
+from pathlib import Path
+
+import pytest
+
+from xe_forge.targets.cpu import ASSUMED_XPU_TOOLCHAIN, CpuDevice
+
+AUTOTUNE_KERNEL = Path(__file__).parents[1] / "fixtures_foundation" / "problems" / "autotune_double.py"
+
+RUN_AUTOTUNED = f"""
+import os, sys
+from xe_forge.targets.cpu import CpuDevice
+if sys.argv[1] == "prepared":
+    assert "TRITON_INTERPRET" not in os.environ
+    CpuDevice().prepare_process()
+    print("TRITON_INTERPRET=" + os.environ["TRITON_INTERPRET"])
+else:
+    os.environ["TRITON_INTERPRET"] = "1"  # the bare interpreter, without the benchmark stand-in
+import torch
+from xe_forge.kernel import import_from_path
+module = import_from_path({str(AUTOTUNE_KERNEL)!r})
+x = torch.arange(100, dtype=torch.float32)
+assert torch.equal(module.double(x), 2 * x)
+print("BEST", module._double_kernel.best_config.kwargs["BLOCK_SIZE"])
+"""
+
+
+def run_child(mode: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    return subprocess.run([sys.executable, "-c", RUN_AUTOTUNED, mode], capture_output=True, text=True,
+                          env=env, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def prepared() -> subprocess.CompletedProcess:
+    return run_child("prepared")
+
+
+def test_prepare_process_switches_on_the_interpreter(prepared):
+    assert prepared.returncode == 0, prepared.stderr[-2000:]
+    assert "TRITON_INTERPRET=1" in prepared.stdout
+
+
+def test_multi_config_autotune_runs_under_the_interpreter_and_picks_the_first_config(prepared):
+    assert prepared.returncode == 0, prepared.stderr[-2000:]
+    assert "BEST 16" in prepared.stdout, "equal stand-in timings must make the first config win"
+
+
+def test_without_the_patch_multi_config_autotune_fails_under_the_interpreter():
+    """The control: if this starts passing, triton's interpreter benchmarks by itself and the patch can go."""
+    bare = run_child("bare")
+    assert bare.returncode != 0
+    assert "0 active drivers" in bare.stderr, bare.stderr[-2000:]
+
+
+def test_cpu_is_always_available_and_does_not_measure_speed():
+    device = CpuDevice()
+    assert CpuDevice.available() and device.torch_device() == "cpu"
+    assert device.measures_speed is False
+    with pytest.raises(NotImplementedError):
+        device.time_ms(lambda: None)
+
+
+def test_cpu_reports_the_installed_triton():
+    toolchain = CpuDevice().toolchain()
+    assert toolchain.name == "triton" and toolchain.version == version("triton")
+    assert CpuDevice().properties().compute_units >= 1
+
+
+def test_options_are_checked_for_the_gpu_the_kernel_is_prepared_for():
+    intel = CpuDevice(target="intel-xe2")
+    assert intel.target_toolchain() == ASSUMED_XPU_TOOLCHAIN
+    assert intel.validate_launch_options({"grf_mode": "512", "num_warps": 32}) == []
+    assert [p.option for p in intel.validate_launch_options({"num_warps": 128})] == ["num_warps"]
+
+    nvidia = CpuDevice(target="nvidia-sm90")
+    assert nvidia.target_toolchain().name == "triton"
+    assert {p.option for p in nvidia.validate_launch_options({"grf_mode": "256", "num_warps": 64})} == {
+        "grf_mode", "num_warps"}
+    assert nvidia.validate_launch_options({"maxnreg": 128, "num_warps": 8}) == []

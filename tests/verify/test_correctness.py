@@ -1,0 +1,176 @@
+"""Run-time checks in the worker: every hack the AST cannot see fails for its own reason, and
+legitimate kernels (tilings, autotuning, tensor descriptors, tuple outputs, an allowed conv) pass.
+
+All cases share the session's warm worker; each verdict is checked for its stage and its finding.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from xe_forge.verify.evaluate import Evaluator, input_allowance
+
+from .helpers import checks, finding, hack_line, problem, source
+
+
+def _failed(verdict, stage: str) -> None:
+    assert not verdict.passed, verdict.feedback()
+    assert verdict.stage_failed == stage, verdict.feedback()
+
+
+# ---------------------------------------------------------------- legitimate kernels pass
+
+
+@pytest.mark.parametrize("tiles", [(16, 16, 16), (32, 16, 64)], ids=["16x16x16", "32x16x64"])
+def test_linear_kernel_passes_at_two_tilings(tiles, evaluator: Evaluator, linear):
+    text = source("linear/good.py").replace("TILES = (16, 16, 16)", f"TILES = {tiles}")
+    assert f"TILES = {tiles}" in text
+    verdict = evaluator.evaluate(text, linear, unseen=True)
+    assert verdict.passed, verdict.feedback()
+    assert [r.variant for r in verdict.correctness] == ["ci", "unseen[0] BATCH=13",
+                                                        "unseen[1] BATCH=21, IN_FEAT=40, OUT_FEAT=24"]
+    main = verdict.correctness[0]
+    assert main.launches == 1 and main.ghost_changed is True and main.degenerate == []
+    assert [t.label for t in main.trials] == ["trial 0", "same storage, new values", "trial 1", "trial 2"]
+    assert not verdict.speed_measured and "not measured" in verdict.speed_note
+
+
+@pytest.mark.parametrize("path", ["linear/autotuned.py", "linear/descriptor.py"])
+def test_autotuned_and_tensor_descriptor_kernels_pass(path: str, evaluator: Evaluator, linear):
+    verdict = evaluator.evaluate(source(path), linear, unseen=True)
+    assert verdict.passed, verdict.feedback()
+    assert len(verdict.correctness) == 3
+
+
+def test_kernel_reusing_its_output_buffer_passes_ghost_replay(evaluator: Evaluator, linear):
+    # later calls overwrite the first output in place: ghost replay must compare against a copy
+    verdict = evaluator.evaluate(source("linear/reused_buffer.py"), linear, unseen=True)
+    assert verdict.passed, verdict.feedback()
+    assert verdict.correctness[0].ghost_changed is True
+
+
+def test_tuple_output_kernel_passes_and_every_output_is_compared(evaluator: Evaluator):
+    verdict = evaluator.evaluate(source("pair/good.py"), problem("pair"), unseen=True)
+    assert verdict.passed, verdict.feedback()
+    first = verdict.correctness[0].trials[0]
+    assert [c.name for c in first.comparisons] == ["output[0]", "output[1]"]
+    assert [c.shape for c in first.comparisons] == [[6, 24], [6]]
+
+
+def test_kernel_keeping_an_allowed_conv_passes(evaluator: Evaluator):
+    conv = problem("conv")
+    verdict = evaluator.evaluate(source("conv/good.py"), conv, allow_torch=input_allowance(conv), unseen=True)
+    assert verdict.passed, verdict.feedback()
+
+
+def test_degenerate_reference_is_flagged_even_when_the_candidate_passes(evaluator: Evaluator):
+    verdict = evaluator.evaluate(source("zeros/good.py"), problem("zeros"))
+    assert verdict.passed, verdict.feedback()
+    flags = verdict.correctness[0].degenerate
+    assert {"output is constant", "output does not depend on the input", "output is matched by zeros"} <= set(flags)
+
+
+def test_an_honest_reference_has_no_degenerate_flags(evaluator: Evaluator, linear):
+    verdict = evaluator.evaluate(source("linear/good.py"), linear)
+    assert verdict.passed and verdict.correctness[0].degenerate == []
+
+
+# ---------------------------------------------------------------- hacks fail, each for its reason
+
+
+def test_kernel_launched_but_torch_arithmetic_makes_the_output_fails_ghost_replay(evaluator: Evaluator, linear):
+    verdict = evaluator.evaluate(source("hacks/ghost_arithmetic.py"), linear)
+    _failed(verdict, "ghost")
+    assert "no-ops" in finding(verdict, "ghost").message
+    assert verdict.correctness[0].launches >= 1 and verdict.correctness[0].ghost_changed is False
+
+
+def test_allowed_conv_plus_torch_epilogue_fails_ghost_replay(evaluator: Evaluator):
+    conv = problem("conv")
+    verdict = evaluator.evaluate(source("conv/ghost_allowed.py"), conv, allow_torch={"self.conv"})
+    _failed(verdict, "ghost")
+
+
+def test_launch_skipped_at_run_time_fails_the_launch_count(evaluator: Evaluator, linear):
+    verdict = evaluator.evaluate(source("hacks/runtime_no_launch.py"), linear)
+    _failed(verdict, "launch")
+    assert "no Triton kernel at run time" in finding(verdict, "launch").message
+    assert verdict.correctness[0].launches == 0
+
+
+def test_output_cached_on_input_pointer_fails_the_same_storage_call(evaluator: Evaluator, linear):
+    verdict = evaluator.evaluate(source("hacks/pointer_cache.py"), linear)
+    _failed(verdict, "correctness")
+    assert "same input storage" in finding(verdict, "stale-output").message
+    trials = {t.label: t.passed for t in verdict.correctness[0].trials}
+    assert trials["trial 0"] and not trials["same storage, new values"]
+
+
+def test_unwritten_output_elements_are_caught_by_poisoning(evaluator: Evaluator, linear):
+    verdict = evaluator.evaluate(source("hacks/uninitialised.py"), linear)
+    _failed(verdict, "correctness")
+    assert "non-finite" in finding(verdict, "correctness").message
+    first = verdict.correctness[0].trials[0].comparisons[0]
+    assert first.mismatches == first.numel // 2  # exactly the rows the grid skipped
+
+
+def test_in_place_mutation_of_the_input_fails(evaluator: Evaluator, linear):
+    verdict = evaluator.evaluate(source("hacks/input_mutation.py"), linear)
+    _failed(verdict, "correctness")
+    assert "modified input 0 in place" in finding(verdict, "input-mutation").message
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float16"])
+def test_output_in_another_dtype_than_the_contract_fails(dtype: str, evaluator: Evaluator, linear):
+    text = source("hacks/wrong_dtype.py").replace("torch.float64", f"torch.{dtype}")
+    verdict = evaluator.evaluate(text, linear)
+    _failed(verdict, "correctness")
+    message = finding(verdict, "correctness").message
+    assert f"dtype torch.{dtype} differs from the contract's torch.float32" in message
+
+
+def test_lower_precision_arithmetic_fails_the_fp32_tolerance(evaluator: Evaluator, linear):
+    verdict = evaluator.evaluate(source("hacks/low_precision.py"), linear)
+    _failed(verdict, "correctness")
+    report = verdict.correctness[0]
+    worst = max(c.max_abs_err for t in report.trials for c in t.comparisons if c.max_abs_err is not None)
+    assert report.atol == 1e-4 and worst > report.atol
+
+
+def test_nan_output_never_passes(evaluator: Evaluator, linear):
+    verdict = evaluator.evaluate(source("hacks/nan_output.py"), linear)
+    _failed(verdict, "correctness")
+    assert "non-finite" in finding(verdict, "correctness").message
+
+
+def test_lying_tensor_subclass_output_is_refused(evaluator: Evaluator, linear):
+    verdict = evaluator.evaluate(source("hacks/lying_tensor.py"), linear)
+    _failed(verdict, "correctness")
+    assert "torch.Tensor subclass" in finding(verdict, "correctness").message
+
+
+def test_tuple_output_wrong_only_in_its_second_element_fails(evaluator: Evaluator):
+    verdict = evaluator.evaluate(source("pair/wrong_second.py"), problem("pair"))
+    _failed(verdict, "correctness")
+    first, second = verdict.correctness[0].trials[0].comparisons
+    assert first.passed and not second.passed and second.name == "output[1]"
+    assert "output[1]" in finding(verdict, "correctness").message
+
+
+def test_shape_hard_coded_to_ci_passes_ci_but_fails_unseen_shapes(evaluator: Evaluator, linear):
+    text = source("hacks/hardcoded_shape.py")
+    assert evaluator.evaluate(text, linear, unseen=False).passed  # the ci shape alone cannot tell
+    verdict = evaluator.evaluate(text, linear, unseen=True)
+    _failed(verdict, "unseen")
+    assert verdict.correctness[0].passed and not verdict.correctness[1].passed
+    message = finding(verdict, "correctness").message
+    assert "unseen[0] BATCH=13" in message and "non-finite" in message
+
+
+def test_constructor_that_raises_is_the_candidates_failure(evaluator: Evaluator, linear):
+    text = source("hacks/init_raises.py")
+    verdict = evaluator.evaluate(text, linear)
+    _failed(verdict, "correctness")
+    hit = finding(verdict, "runtime")
+    assert "unsupported configuration" in hit.message and hit.line == hack_line(text)
+    assert "worker" not in checks(verdict)

@@ -1,0 +1,90 @@
+"""The worker process: survives hangs, crashes and patching candidates, and never sees secrets.
+
+These tests use their own evaluator with a short timeout: each one breaks (or retires) the worker
+on purpose, and the NEXT evaluation on the same evaluator must work, as in a real run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from xe_forge.verify.evaluate import Evaluator
+from xe_forge.verify.sandbox import scrubbed_environ
+
+from .helpers import finding, source
+
+HANG_TIMEOUT = 10.0
+
+
+@pytest.fixture(scope="module")
+def short_fuse() -> Iterator[Evaluator]:
+    with Evaluator("cpu", timeout=HANG_TIMEOUT, trials=1) as ev:
+        yield ev
+
+
+def _recovers(ev: Evaluator, linear, restarts_before: int) -> None:
+    """The evaluator replaced its worker once, and the replacement verifies an honest kernel."""
+    assert ev.worker.restarts == restarts_before + 1
+    verdict = ev.evaluate(source("linear/good.py"), linear)
+    assert verdict.passed, verdict.feedback()
+
+
+def test_hard_crash_is_a_failure_and_the_next_evaluation_works(short_fuse: Evaluator, linear):
+    before = short_fuse.worker.restarts
+    verdict = short_fuse.evaluate(source("hacks/abort.py"), linear)
+    assert not verdict.passed and verdict.stage_failed == "worker"
+    assert "SIGABRT" in finding(verdict, "worker").message
+    _recovers(short_fuse, linear, before)
+
+
+@pytest.mark.slow
+def test_hang_times_out_and_the_next_evaluation_works(short_fuse: Evaluator, linear):
+    short_fuse.evaluate(source("linear/good.py"), linear)  # warm: the timeout must be the candidate's alone
+    before = short_fuse.worker.restarts
+    verdict = short_fuse.evaluate(source("hacks/hang.py"), linear)
+    assert not verdict.passed and verdict.stage_failed == "worker"
+    assert "timed out" in finding(verdict, "worker").message
+    assert verdict.seconds >= HANG_TIMEOUT
+    _recovers(short_fuse, linear, before)
+
+
+def test_patch_through_an_alias_at_import_fails_and_retires_the_worker(short_fuse: Evaluator, linear):
+    # unchecked, this patch makes the reference return zeros, passes the hack, and poisons later runs
+    before = short_fuse.worker.restarts
+    verdict = short_fuse.evaluate(source("hacks/alias_patch.py"), linear)
+    assert not verdict.passed and verdict.stage_failed == "import"
+    assert "torch.nn.functional.linear" in finding(verdict, "monkey-patch").message
+    _recovers(short_fuse, linear, before)
+
+
+def test_patch_made_inside_forward_fails_and_retires_the_worker(short_fuse: Evaluator, linear):
+    before = short_fuse.worker.restarts
+    verdict = short_fuse.evaluate(source("hacks/forward_patch.py"), linear)
+    assert not verdict.passed and verdict.stage_failed == "correctness"
+    assert "torch.nn.functional.linear" in finding(verdict, "monkey-patch").message
+    _recovers(short_fuse, linear, before)
+
+
+SECRETS = {"XE_FORGE_API_KEY": "xf-secret", "OPENAI_API_KEY": "sk-test", "HF_TOKEN": "hf_test",
+           "AWS_SECRET_ACCESS_KEY": "aws", "DB_PASSWORD": "hunter2"}
+
+
+def test_worker_environment_has_no_secrets(monkeypatch: pytest.MonkeyPatch, linear):
+    for name, value in SECRETS.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("XE_FORGE_TEST_CONTROL", "visible")  # proves the probe does see the parent's env
+    with Evaluator("cpu", timeout=120, trials=1) as ev:  # a fresh worker, spawned after setenv
+        verdict = ev.evaluate(source("hacks/env_probe.py"), linear)
+    assert verdict.passed, verdict.feedback()
+
+
+def test_scrubbed_environ_drops_keys_tokens_secrets_and_passwords(monkeypatch: pytest.MonkeyPatch):
+    for name, value in SECRETS.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("my_api_key_lowercase", "x")
+    monkeypatch.setenv("XE_FORGE_TEST_CONTROL", "visible")
+    env = scrubbed_environ()
+    assert not set(SECRETS) & set(env) and "my_api_key_lowercase" not in env
+    assert env["XE_FORGE_TEST_CONTROL"] == "visible"
