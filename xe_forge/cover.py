@@ -43,7 +43,9 @@ class StageOutcome(BaseModel):
 
 
 def _no_code_verdict(proposal: Proposal) -> Verdict:
-    reason = proposal.rationale or "the answer holds no kernel code"
+    reason = "the answer holds no kernel code"  # the rationale alone would read as if it were the verdict
+    if proposal.rationale:
+        reason += f" ({proposal.rationale.strip()[:400]})"
     return Verdict(passed=False, stage_failed="static",
                    findings=[Finding(check="no-code", message=reason,
                                      hint="return the complete kernel file as Python source")])

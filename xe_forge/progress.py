@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 
 
 class Progress:
@@ -35,7 +36,7 @@ class Progress:
         mark = "[green]accepted[/green]" if record.accepted else ("passed" if record.passed else "[red]rejected[/red]")
         speed = f" {record.speedup:.3f}x" if record.speedup else ""
         self._print(f"  {stage} iter {record.iteration} ({record.source}:{record.recipe}) {mark}{speed}: "
-                    f"{record.summary[:160]}")
+                    f"{escape(record.summary[:160])}")  # summaries hold '[check]' tags, not markup
 
     def stage_done(self, outcome: Any) -> None:
         if outcome.improved:
@@ -44,7 +45,7 @@ class Progress:
         best = f"{self.best:.3f}x" if self.verified else "speed unverified (CPU)"
         tokens = f", {self.tokens} tokens" if self.tokens else ""
         self._print(f"  -> {outcome.stage}: {'improved' if outcome.improved else 'kept its input'}"
-                    f"{' (' + outcome.note + ')' if outcome.note else ''}; best so far {best}{tokens}")
+                    f"{' (' + escape(outcome.note) + ')' if outcome.note else ''}; best so far {best}{tokens}")
 
     def llm_call(self, call: Any) -> None:
         self.tokens += call.prompt_tokens + call.completion_tokens

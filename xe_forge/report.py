@@ -94,19 +94,24 @@ def render_markdown(report: dict[str, Any]) -> str:
     for s in report["stages"]:
         speed = f"{s['speedup']:.3f}x" if s.get("speed_verified") else ("unverified" if s["improved"] else "-")
         lines.append(f"| {s['stage']} | {'improved' if s['improved'] else 'kept input'} | {speed} | "
-                     f"{len(s['candidates'])} | {s.get('note', '')} |")
+                     f"{len(s['candidates'])} | {_one_line(s.get('note', ''))} |")
     lines += ["", "## Candidates", ""]
     for s in report["stages"]:
         for c in s["candidates"]:
             mark = "accepted" if c["accepted"] else ("passed" if c["passed"] else "rejected")
-            lines.append(f"- {s['stage']} #{c['iteration']} ({c['source']}:{c['recipe']}) **{mark}**: {c['summary']}")
+            lines.append(f"- {s['stage']} #{c['iteration']} ({c['source']}:{c['recipe']}) **{mark}**: {_one_line(c['summary'])}")
     if report["final"]["findings"]:
         lines += ["", "## Final verification findings", ""]
-        lines += [f"- [{f['check']}] {f['message']}" for f in report["final"]["findings"]]
+        lines += [f"- [{f['check']}] {_one_line(f['message'])}" for f in report["final"]["findings"]]
     if report["issues"]:
         lines += ["", "## Issues found", ""]
         lines += [f"- [{i['stage']}/{i['kind']}] line {i.get('line')}: {i['description']}" for i in report["issues"]]
     return "\n".join(lines) + "\n"
+
+
+def _one_line(text: str) -> str:
+    """Verdicts can quote a model's answer: its newlines and code fences would break the Markdown around it."""
+    return " ".join((text or "").replace("```", "'''").split())
 
 
 def render_html(report: dict[str, Any], png: bytes | None) -> str:

@@ -26,7 +26,10 @@ from xe_forge.proposers.base import Proposal, StageRequest
 
 FATAL_ERRORS = ("APIConnectionError", "AuthenticationError", "NotFoundError", "ServiceUnavailableError",
                 "InternalServerError", "Timeout", "PermissionDeniedError", "BadGatewayError",
-                "RateLimitError", "APIError", "ConnectError", "ConnectionError")
+                "RateLimitError", "APIError", "ConnectError", "ConnectionError",
+                # dspy >= 3.4 talks HTTP itself (no LiteLLM) and raises its own classes
+                "LMTransportError", "LMConfigurationError", "LMAuthError", "LMBillingError", "LMRateLimitError",
+                "LMServerError", "LMTimeoutError", "LMUnsupportedModelError")
 
 
 class IssueOut(BaseModel):
@@ -84,7 +87,10 @@ class LLMCall(BaseModel):
 def extract_code(text: str) -> str:
     """The Python inside a fenced block if there is one, else the text; stripped."""
     blocks = re.findall(r"```(?:python|py)?\s*\n(.*?)```", text or "", flags=re.S)
-    return (max(blocks, key=len) if blocks else (text or "")).strip() + "\n"
+    if blocks:
+        return max(blocks, key=len).strip() + "\n"
+    # an opening fence never closed: a truncated answer; drop the fence so errors point at the real cut
+    return re.sub(r"^\s*```(?:python|py)?[ \t]*\n", "", text or "").strip() + "\n"
 
 
 class LLMClient:
@@ -93,8 +99,7 @@ class LLMClient:
     def __init__(self, settings: Settings, *, lm: Any = None, cache: Any = None, on_call: Any = None) -> None:
         self.model = settings.model or "unconfigured"
         self.lm = lm or dspy.LM(
-            self.model, api_base=settings.api_base,
-            api_key=settings.api_key.get_secret_value() if settings.api_key else None,
+            self.model, api_base=settings.api_base, **_key_kwargs(settings),
             timeout=settings.llm_timeout, num_retries=settings.llm_retries, max_tokens=settings.llm_max_tokens,
             temperature=settings.llm_temperature, cache=False,
         )
@@ -108,7 +113,7 @@ class LLMClient:
             hit = self.cache.get(key)
             if hit is not None:
                 self._record(LLMCall(purpose=purpose, stage=stage, model=self.model, prompt_hash=key, cached=True))
-                return hit
+                return {**hit, "_prompt_hash": key}  # the cache holds the answer only
         started = time.monotonic()
         before = len(getattr(self.lm, "history", []) or [])
         record = LLMCall(purpose=purpose, stage=stage, model=self.model, prompt_hash=key)
@@ -147,6 +152,19 @@ class LLMClient:
     @property
     def tokens(self) -> int:
         return sum(c.prompt_tokens + c.completion_tokens for c in self.calls)
+
+
+def _key_kwargs(settings: Settings) -> dict[str, str]:
+    """The api_key argument, only when there is one to give.
+
+    Passing api_key=None disables the providers' own variables (OPENAI_API_KEY...); a local
+    OpenAI-compatible server (`xe-forge llm serve`) needs no key, but the client insists on one.
+    """
+    if settings.api_key is not None:
+        return {"api_key": settings.api_key.get_secret_value()}
+    if settings.api_base and settings.key_source() is None:
+        return {"api_key": "no-key-needed"}
+    return {}
 
 
 def _jsonable(value: Any) -> Any:

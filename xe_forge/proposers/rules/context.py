@@ -7,6 +7,7 @@ every kernel of the file, keeps the edits of those that apply and explains the o
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -33,6 +34,9 @@ class Context:
     toolchain: ToolchainLike
     stage: str = ""
     config_spaces: list[dict[str, Any]] = field(default_factory=list)
+    preconditions: list[str] = field(default_factory=list)
+    """The recipe's human-readable preconditions; the few with a machine reading are enforced."""
+    _grids: dict[int, Any] = field(default_factory=dict, repr=False)
 
     @cached_property
     def module(self) -> cst.Module:
@@ -49,6 +53,14 @@ class Context:
     def launches(self) -> list[Launch]:
         return find_launches(self.module, self.kernels)
 
+    def grid(self, launch: Launch) -> Any:
+        """The launch's analysed grid (grid.Grid), computed once per launch."""
+        from xe_forge.proposers.rules.grid import analyze_grid  # grid.py imports this module's peers
+
+        if id(launch.call) not in self._grids:
+            self._grids[id(launch.call)] = analyze_grid(self.module, launch)
+        return self._grids[id(launch.call)]
+
     def class_params(self, kernel: Kernel) -> dict[str, Any]:
         """Recipe params for this kernel's problem class: params keyed by class (gemm-epilogue falls
         back to gemm), or the flat params when they are not keyed by class."""
@@ -58,6 +70,19 @@ class Context:
             if name and isinstance(self.params.get(name), dict):
                 return dict(self.params[name])
         raise NotApplicable(f"recipe params have nothing for {kernel.name}'s problem class '{kernel.problem_class}'")
+
+
+_NEEDS_DOT = re.compile(r"\b(uses|with|calls|has) (a )?tl\.dot\b")
+_NO_DOT = re.compile(r"\b(no|without) tl\.dot\b")
+
+
+def precondition_gate(ctx: Context, kernel: Kernel) -> None:
+    """Enforce the preconditions that name the problem class ("the kernel uses tl.dot", "the kernel
+    has no tl.dot"): a GEMM's 32-warp launch recipe must not land on its elementwise epilogue kernel."""
+    is_dot = kernel.uses_dot
+    for text in ctx.preconditions:
+        if _NO_DOT.search(text) and is_dot or _NEEDS_DOT.search(text) and not _NO_DOT.search(text) and not is_dot:
+            raise NotApplicable(f"precondition '{text}' does not hold for this {kernel.problem_class} kernel")
 
 
 Transform = Callable[[Context], Applied]
@@ -86,6 +111,7 @@ def per_kernel(ctx: Context, step: KernelStep, what: str) -> Applied:
     refused: list[str] = []
     for kernel in ctx.kernels.values():
         try:
+            precondition_gate(ctx, kernel)
             kernel_edits, phrase = step(ctx, kernel)
         except NotApplicable as err:
             refused.append(f"{kernel.name}: {err.reason}")

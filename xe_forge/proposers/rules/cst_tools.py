@@ -11,7 +11,6 @@ from collections.abc import Callable, Iterator
 from typing import Union
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from xe_forge.proposers.rules.models import NotApplicable
 
@@ -65,14 +64,6 @@ def int_value(node: cst.CSTNode | None) -> int | None:
     return None
 
 
-def expr(text: str) -> cst.BaseExpression:
-    return cst.parse_expression(text)
-
-
-def stmt(text: str) -> cst.BaseStatement:
-    return cst.parse_statement(text)
-
-
 def is_power_of_two(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value > 0 and value & (value - 1) == 0
 
@@ -101,6 +92,11 @@ def apply_edits(module: cst.Module, edits: dict[cst.CSTNode, Edit]) -> str:
     return module.visit(_Editor(edits)).code
 
 
+def rewrite(node: cst.CSTNode, edits: dict[cst.CSTNode, Edit]) -> cst.CSTNode:
+    """A copy of `node` with the edits applied (for building a private variant of shared code)."""
+    return node.visit(_Editor(edits))  # type: ignore[return-value]
+
+
 def code_of(node: cst.CSTNode) -> str:
     """Source text of one node (without leading/trailing whitespace)."""
     return cst.Module(body=[]).code_for_node(node).strip()
@@ -116,12 +112,45 @@ def fresh_name(base: str, taken: set[str]) -> str:
     return f"{base}_{index}"
 
 
-def all_names(module: cst.Module) -> set[str]:
-    return {sub.value for sub in walk(module) if isinstance(sub, cst.Name)}
+def literal(value: object) -> cst.BaseExpression:
+    """A Python literal node for an int, float, bool or str option value."""
+    if isinstance(value, str):
+        return cst.SimpleString(f'"{value}"')
+    return cst.parse_expression(repr(value))
 
 
-def line_of(module: cst.Module, node: cst.CSTNode) -> int | None:
-    """1-based line of `node` in `module`, for messages; None when it cannot be located."""
-    positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-    pos = positions.get(node)
-    return pos.start.line if pos else None
+def _separator(items: list) -> cst.Comma | cst.MaybeSentinel:
+    """The comma between items as the call is written (keeps one-argument-per-line layouts)."""
+    if len(items) >= 2 and isinstance(items[-2].comma, cst.Comma):
+        return items[-2].comma
+    return cst.MaybeSentinel.DEFAULT
+
+
+def _keep_comment(comma: object, sep: object) -> object:
+    """The separator to put after the old last item: its own comma (and end-of-line comment) when it
+    has one, re-indented like the other separators so the next item lines up."""
+    own, other = getattr(comma, "whitespace_after", None), getattr(sep, "whitespace_after", None)
+    if isinstance(own, cst.ParenthesizedWhitespace) and isinstance(other, cst.ParenthesizedWhitespace):
+        return comma.with_changes(whitespace_after=own.with_changes(last_line=other.last_line))  # type: ignore[attr-defined]
+    return sep
+
+
+def _drop_comment(comma: object) -> object:
+    space = getattr(comma, "whitespace_after", None)
+    if isinstance(space, cst.ParenthesizedWhitespace) and space.first_line.comment is not None:
+        return comma.with_changes(whitespace_after=space.with_changes(first_line=cst.TrailingWhitespace()))  # type: ignore[attr-defined]
+    return comma
+
+
+def append_items(items: list, new: list) -> list:
+    """Args or Params with `new` appended, in the layout of the existing ones (comments stay put)."""
+    if not new:
+        return list(items)
+    if not items:
+        return list(new)
+    trailing = items[-1].comma
+    sep = _separator(items)
+    out = [*items[:-1], items[-1].with_changes(comma=_keep_comment(trailing, sep))]
+    out += [item.with_changes(comma=sep) for item in new[:-1]]
+    out.append(new[-1].with_changes(comma=_drop_comment(trailing)))
+    return out

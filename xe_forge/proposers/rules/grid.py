@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from xe_forge.proposers.rules.cst_tools import call_name, int_value, read_names, walk
+from xe_forge.proposers.rules.cst_tools import call_name, code_of, int_value, read_names, walk
 from xe_forge.proposers.rules.kernels import Kernel
-from xe_forge.proposers.rules.launches import Binding, Launch, TileValue, grid_closure, resolve
+from xe_forge.proposers.rules.launches import Binding, Launch, TileValue, grid_closure, resolve, uses_of
 from xe_forge.proposers.rules.models import NotApplicable
 
 
@@ -137,22 +137,27 @@ def match_sites(grid: Grid, kernel: Kernel, tiles: dict[str, TileValue], new: di
     """
     grid_bound = {t: v for t, v in tiles.items() if t in kernel.grid_tiles and not v.computed}
     owner: dict[Site, str] = {}
+    covered: set[str] = set()
     for site in grid.sites:
         candidates = [t for t, v in grid_bound.items() if v.value == site.value]
         if len({repr(new[t]) for t in candidates}) > 1:
             candidates = [t for t in candidates if kernel.grid_tiles[t] & site.axes] or candidates
+        if len({repr(new[t]) for t in candidates}) > 1:
+            sizes = {p for p, a in grid.launch.bound().items() if code_of(a.value) == code_of(site.numerator)}
+            candidates = [t for t in candidates if kernel.tile_dims.get(t, set()) & sizes] or candidates
             if len({repr(new[t]) for t in candidates}) > 1:
                 raise NotApplicable(
                     f"the grid divides by {site.value}, which is the old value of "
                     f"{' and '.join(candidates)}; cannot tell which tile it stands for"
                 )
         if candidates:
-            owner[site] = candidates[0]
+            owner[site] = candidates[0]  # all remaining candidates get the same new value
+            covered.update(candidates)
     for tile, value in grid_bound.items():
         visible = (
             (value.binding is not None and value.binding.name in grid.reads)
             or tile in grid.meta_keys
-            or tile in owner.values()
+            or tile in covered
         )
         if not visible:
             raise NotApplicable(
@@ -164,7 +169,7 @@ def match_sites(grid: Grid, kernel: Kernel, tiles: dict[str, TileValue], new: di
     stray = {
         value.value
         for value in grid_bound.values()
-        for node in [grid.root, *(b.value for b in grid.closure)]
+        for node in [grid.root, *(b.value for b in grid.closure if int_value(b.value) is None)]
         for sub in walk(node)
         if int_value(sub) == value.value and id(sub) not in known
     }
@@ -174,3 +179,31 @@ def match_sites(grid: Grid, kernel: Kernel, tiles: dict[str, TileValue], new: di
             "(triton.cdiv(x, T), x // T, (x + T - 1) // T); cannot keep it consistent"
         )
     return owner
+
+
+def within(node: cst.CSTNode, roots: list[cst.CSTNode]) -> bool:
+    """Whether `node` (by identity) lies inside one of `roots`."""
+    return any(node is sub for root in roots for sub in walk(root))
+
+
+def grid_only_bindings(grid: Grid, scope: cst.CSTNode, extra_roots: list[cst.CSTNode]) -> list[Binding]:
+    """Local bindings in the grid's closure that nothing but the grid (and the launch) reads."""
+    roots: list[cst.CSTNode] = [grid.root, grid.launch.grid, *extra_roots]
+    only: list[Binding] = []
+    changed = True
+    while changed:
+        changed = False
+        for binding in grid.closure:
+            if binding in only or binding.at_module:
+                continue
+            if all(within(use, roots + [b.value for b in only]) for use in uses_of(scope, binding.name)):
+                only.append(binding)
+                changed = True
+    return only
+
+
+def grid_var_private(grid: Grid, scope: cst.CSTNode) -> bool:
+    """True when the launch's grid is a local variable nothing else reads (safe to rewrite in place)."""
+    return grid.binding is not None and not grid.binding.at_module and all(
+        within(use, [grid.launch.grid]) for use in uses_of(scope, grid.binding.name)
+    )

@@ -18,6 +18,8 @@ DOT_CALLS = {"tl.dot", "triton.language.dot", "tl.dot_scaled"}
 REDUCE_METHODS = {"sum", "max", "min", "reduce", "argmax", "argmin", "xor_sum"}
 CAST_CALLS = {"to", "cast"}
 PROGRAM_ID = {"tl.program_id", "triton.language.program_id"}
+FREE_META = {"GROUP_SIZE_M"}
+"""Meta-parameters any positive value of which is correct (they only reorder the programs)."""
 
 
 @dataclass
@@ -35,9 +37,14 @@ class Kernel:
     """constexpr tile -> program-id axes it multiplies (tiles that partition the grid)."""
     loop_tiles: set[str] = field(default_factory=set)
     """constexpr tiles read in a for-loop's iterable (tiles that stride a loop)."""
+    uses_dot: bool = False
+    """Whether the kernel calls tl.dot (every dot dimension must then be >= 16)."""
+    tile_dims: dict[str, set[str]] = field(default_factory=dict)
+    """constexpr tile -> size parameters it blocks (`offs_m < M`, `tl.cdiv(M, BLOCK_M)`)."""
 
     def tunable(self, tile: str) -> bool:
-        return tile in self.grid_tiles or tile in self.loop_tiles
+        """Whether changing this constexpr keeps the kernel covering its whole problem."""
+        return tile in self.grid_tiles or tile in self.loop_tiles or tile in FREE_META
 
 
 def _decorator_name(dec: cst.Decorator) -> str | None:
@@ -57,7 +64,7 @@ def find_kernels(module: cst.Module) -> dict[str, Kernel]:
         if not isinstance(statement, cst.FunctionDef) or not any(_is_jit(d) for d in statement.decorators):
             continue
         names = [_decorator_name(d) or "" for d in statement.decorators]
-        autotune = next((d for d, n in zip(statement.decorators, names) if n.endswith("autotune")), None)
+        autotune = next((d for d, n in zip(statement.decorators, names, strict=True) if n.endswith("autotune")), None)
         params = [p.name.value for p in statement.params.params]
         constexprs = [
             p.name.value
@@ -75,6 +82,8 @@ def find_kernels(module: cst.Module) -> dict[str, Kernel]:
         )
         kernel.grid_tiles = _grid_tiles(statement, set(constexprs))
         kernel.loop_tiles = _loop_tiles(statement, set(constexprs))
+        kernel.uses_dot = any(call_name(n) in DOT_CALLS for n in walk(statement.body) if isinstance(n, cst.Call))
+        kernel.tile_dims = _tile_dims(statement, set(constexprs), set(params) - set(constexprs))
         kernels[kernel.name] = kernel
     return kernels
 
@@ -87,9 +96,11 @@ def _is_reduction(call: cst.Call) -> bool:
 
 
 def problem_class(fn: cst.FunctionDef) -> str:
-    """gemm (tl.dot), gemm-epilogue (elementwise work on the accumulator after the K loop),
-    reduction (tl.sum/tl.max/tl.min/...), else elementwise."""
+    """conv (named so), gemm (tl.dot), gemm-epilogue (elementwise work on the accumulator after the
+    K loop), reduction (tl.sum/tl.max/tl.min/...), else elementwise."""
     calls = [node for node in walk(fn.body) if isinstance(node, cst.Call)]
+    if "conv" in fn.name.value.lower():
+        return "conv"  # implicit-GEMM convolutions have their own tiles and config space
     if any(call_name(c) in DOT_CALLS for c in calls):
         return "gemm-epilogue" if _has_epilogue(fn) else "gemm"
     if any(_is_reduction(c) for c in calls):
@@ -183,8 +194,24 @@ def _axes_of(node: cst.CSTNode, derived: dict[str, set[int]]) -> set[int]:
     return axes
 
 
+def block_dims(fn: cst.FunctionDef, constexprs: set[str]) -> set[str]:
+    """constexprs that size a block: read in tl.arange / tl.zeros / tl.full or a block_shape."""
+    dims: set[str] = set()
+    for node in walk(fn.body):
+        if isinstance(node, cst.Call):
+            last = (call_name(node) or "").rsplit(".", 1)[-1]
+            if last in ("arange", "zeros", "full", "make_tensor_descriptor", "reshape", "view"):
+                dims |= read_names(node) & constexprs
+            dims |= {n for a in node.args if a.keyword and a.keyword.value == "block_shape"
+                     for n in read_names(a.value) & constexprs}
+    return dims
+
+
 def _grid_tiles(fn: cst.FunctionDef, constexprs: set[str]) -> dict[str, set[int]]:
+    """Block-sizing constexprs multiplied by a program-id-derived value (`pid_m * BLOCK_M`);
+    GROUP_SIZE_M-style ordering factors are not block sizes and are left out."""
     derived = pid_derived(fn)
+    constexprs = block_dims(fn, constexprs)
     tiles: dict[str, set[int]] = {}
     for node in walk(fn.body):
         if not isinstance(node, cst.BinaryOperation) or not isinstance(node.operator, cst.Multiply):
@@ -195,6 +222,39 @@ def _grid_tiles(fn: cst.FunctionDef, constexprs: set[str]) -> dict[str, set[int]
                 if axes:
                     tiles.setdefault(side.value, set()).update(axes)
     return tiles
+
+
+def _tile_dims(fn: cst.FunctionDef, constexprs: set[str], runtime: set[str]) -> dict[str, set[str]]:
+    """Which size parameter each tile blocks, from `tl.cdiv(P, T)` and from masks comparing an
+    offset built on `tl.arange(0, T)` with a parameter P."""
+    dims: dict[str, set[str]] = {}
+    offsets: dict[str, set[str]] = {}
+
+    def tiles_of(node: cst.CSTNode) -> set[str]:
+        found: set[str] = set()
+        for sub in walk(node):
+            if isinstance(sub, cst.Call) and (call_name(sub) or "").endswith("arange"):
+                found |= read_names(sub) & constexprs
+        for name in read_names(node):
+            found |= offsets.get(name, set())
+        return found
+
+    for node in walk(fn.body):
+        if isinstance(node, cst.Assign):
+            tiles = tiles_of(node.value)
+            for target in node.targets:
+                if tiles and isinstance(target.target, cst.Name):
+                    offsets.setdefault(target.target.value, set()).update(tiles)
+        elif isinstance(node, cst.Call) and (call_name(node) or "").endswith("cdiv") and len(node.args) == 2:
+            size, tile = (read_names(a.value) for a in node.args)
+            for t in tile & constexprs:
+                dims.setdefault(t, set()).update(size & runtime)
+        elif isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
+            right = node.comparisons[0].comparator
+            if isinstance(right, cst.Name) and right.value in runtime:
+                for t in tiles_of(node.left):
+                    dims.setdefault(t, set()).add(right.value)
+    return dims
 
 
 def _loop_tiles(fn: cst.FunctionDef, constexprs: set[str]) -> set[str]:

@@ -96,6 +96,13 @@ def _bindings(body: cst.CSTNode, name: str, skip_functions: bool) -> list[cst.CS
     found: list[cst.CSTNode] = []
 
     def visit(node: cst.CSTNode) -> None:
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)) and node is not body and node.name.value == name:
+            found.append(node)  # `def grid(meta): ...` binds the name too
+        if isinstance(node, (cst.Import, cst.ImportFrom)) and not isinstance(node.names, cst.ImportStar):
+            for alias in node.names:
+                bound = alias.asname.name if alias.asname else alias.name
+                if isinstance(bound, cst.Name) and bound.value == name:
+                    found.append(node)
         if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) and node is not body and skip_functions:
             return
         if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.For, cst.NamedExpr, cst.WithItem)):

@@ -45,7 +45,7 @@ class Applied:
     """Overrides the recipe entry's id when another entry supplied the parameters (a config space)."""
 
 
-class NotApplicable(Exception):
+class NotApplicable(Exception):  # noqa: N818 - a refusal, not an error
     """A precondition failed; the message is the Skip reason, precise enough to act on."""
 
     def __init__(self, reason: str) -> None:

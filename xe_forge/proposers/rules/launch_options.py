@@ -1,0 +1,66 @@
+"""launch-options (device_tuning): num_warps, num_stages, grf_mode, ... set at every launch site.
+
+The recipe gives the values the knowledge base recommends for the target; options.legalize keeps
+only those this target and toolchain version accept (no grf_mode on NVIDIA, GRF names by triton-xpu
+version, no 256-register GRF with more than 32 warps, power-of-two warps).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import libcst as cst
+
+from xe_forge.proposers.rules.context import Context, per_kernel, register
+from xe_forge.proposers.rules.cst_tools import Edit, append_items, int_value, literal
+from xe_forge.proposers.rules.kernels import Kernel
+from xe_forge.proposers.rules.launches import LAUNCH_OPTIONS, launches_of
+from xe_forge.proposers.rules.models import Applied, NotApplicable
+from xe_forge.proposers.rules.options import legalize
+
+
+def _literal_value(node: cst.BaseExpression) -> Any:
+    if int_value(node) is not None:
+        return int_value(node)
+    if isinstance(node, cst.SimpleString):
+        return node.evaluated_value
+    return node  # not a literal: never equal to a wanted value
+
+
+def _set_options(ctx: Context, kernel: Kernel) -> tuple[dict[cst.CSTNode, Edit], str]:
+    if kernel.autotune is not None:
+        raise NotApplicable("kernel is wrapped in @triton.autotune; its configs own the launch options")
+    wanted = {k: v for k, v in ctx.class_params(kernel).items() if k in LAUNCH_OPTIONS}
+    if not wanted:
+        raise NotApplicable(f"recipe params name no launch option ({', '.join(LAUNCH_OPTIONS[:6])})")
+    legal, dropped = legalize(wanted, ctx.target, ctx.toolchain)
+    if not legal:
+        raise NotApplicable(f"no option is legal on {ctx.target} with {ctx.toolchain.name} {ctx.toolchain.version}: "
+                            + "; ".join(dropped))
+    edits: dict[cst.CSTNode, Edit] = {}
+    for launch in launches_of(ctx.launches, kernel):
+        present = launch.options()
+        merged = {k: _literal_value(a.value) for k, a in present.items()} | legal
+        _, clash = legalize({k: v for k, v in merged.items() if not isinstance(v, cst.CSTNode)}, ctx.target, ctx.toolchain)
+        if clash:
+            raise NotApplicable(f"with the options already at the launch the result is illegal: {'; '.join(clash)}")
+        new_args = []
+        for key, value in legal.items():
+            if key in present:
+                if _literal_value(present[key].value) != value:
+                    edits[present[key].value] = literal(value)
+            else:
+                new_args.append(cst.Arg(keyword=cst.Name(key), value=literal(value),
+                                        equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))))
+        if new_args:
+            edits[launch.call] = lambda updated, extra=new_args: updated.with_changes(args=append_items(list(updated.args), extra))
+    if not edits:
+        raise NotApplicable(f"every launch of {kernel.name} already uses {legal}")
+    shown = ", ".join(f"{k}={v!r}" for k, v in legal.items())
+    note = f" (dropped {'; '.join(dropped)})" if dropped else ""
+    return edits, f"set {shown} at the launches of {kernel.name}{note}"
+
+
+@register("launch-options")
+def launch_options(ctx: Context) -> Applied:
+    return per_kernel(ctx, _set_options, "set launch options")
