@@ -16,6 +16,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import typer  # noqa: E402
 from rich.console import Console  # noqa: E402
+from rich.markup import escape  # noqa: E402
 
 from xe_forge.errors import ForgeError  # noqa: E402
 
@@ -43,7 +44,7 @@ TimeoutOpt = Annotated[float, typer.Option("--timeout", help="Seconds before a c
 
 
 def _fail(err: ForgeError) -> typer.Exit:
-    err_console.print(f"[red]error:[/red] {err}", highlight=False)
+    err_console.print(f"[red]error:[/red] {escape(str(err))}", highlight=False, soft_wrap=True)
     return typer.Exit(code=err.exit_code)
 
 
