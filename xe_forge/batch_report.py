@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import base64
 import html
-import io
 import json
 import math
 import sqlite3
@@ -73,12 +72,9 @@ def _charts(summary: dict[str, Any]) -> bytes | None:
     rows = [r for r in summary["per_problem"] if r["speedup_vs_eager"]]
     if not rows:
         return None
-    import matplotlib
+    from xe_forge.plots import new_figure, to_png
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 3.6))
+    fig, (a, b) = new_figure(2, (11, 3.6))
     a.bar(range(len(rows)), [r["speedup_vs_eager"] for r in rows],
           color=["tab:green" if r["speedup_vs_eager"] > 1 else "tab:red" for r in rows])
     a.axhline(1.0, color="grey", lw=0.8)
@@ -92,11 +88,7 @@ def _charts(summary: dict[str, Any]) -> bytes | None:
     b.set_xlabel("p (speedup threshold)")
     b.set_ylabel("fast_p")
     b.set_title("fast_p curve")
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110)
-    plt.close(fig)
-    return buf.getvalue()
+    return to_png(fig)
 
 
 def render_markdown(summary: dict[str, Any]) -> str:

@@ -32,6 +32,8 @@ def check_command(candidate: Path, *, reference: Path | None, spec: Path | None,
     allow = {a for a in allow_torch.split(",") if a.strip()}
     allow |= allowance_from_file(baseline) if baseline else set()
     with Evaluator(device, target, timeout=timeout, trials=trials) as ev:
+        for warning in [] if as_json else ev.warnings_for(problem):
+            console.print(f"[yellow]warning:[/yellow] {warning}", highlight=False)
         verdict = ev.evaluate(problem.kernel.source, problem, allow_torch=allow, unseen=unseen, time_it=False)
     if verdict.bad_input:
         raise _bad_input(verdict, f"cannot check {candidate}")

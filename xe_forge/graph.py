@@ -199,15 +199,8 @@ def _status(state: ForgeState, ctx: Context) -> str:
     return "improved (speed unverified)"
 
 
-def route_after_plan(state: ForgeState) -> str:
-    return _next_stage(state)
-
-
-def route_after_stage(state: ForgeState) -> str:
-    return _next_stage(state)
-
-
-def _next_stage(state: ForgeState) -> str:
+def next_stage(state: ForgeState) -> str:
+    """After plan and after every stage: the first planned stage not done yet, else final_verify."""
     done = set(state.get("done", []))
     for name in state.get("plan", []):
         if name not in done:
@@ -228,9 +221,9 @@ def build_graph(checkpointer: Any = None):
     graph.add_edge(START, "baseline")
     graph.add_edge("baseline", "analyze")
     graph.add_edge("analyze", "plan")
-    graph.add_conditional_edges("plan", route_after_plan, stage_targets + ["final_verify"])
+    graph.add_conditional_edges("plan", next_stage, stage_targets + ["final_verify"])
     for name in STAGE_NAMES:
-        graph.add_conditional_edges(f"stage_{name}", route_after_stage, stage_targets + ["final_verify"])
+        graph.add_conditional_edges(f"stage_{name}", next_stage, stage_targets + ["final_verify"])
     graph.add_edge("final_verify", "report")
     graph.add_edge("report", END)
     return graph.compile(checkpointer=checkpointer)

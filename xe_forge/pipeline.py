@@ -94,6 +94,8 @@ def optimize(args: OptimizeArgs, settings: Settings, *, run_dir_root: Path, resu
     progress.phase("run", f"{run_id} in {run_dir} (engine: {engine})")
     evaluator = Evaluator(args.device, args.target, timeout=args.timeout, workdir=run_dir / "candidates",
                           kb=_load_kb(args.kb_dirs))
+    for warning in evaluator.warnings_for(problem):
+        progress.phase("warning", warning)
     try:
         ctx = _context(run_id, problem, evaluator, settings, engine, only, store, progress, args, run_dir, lm)
         state = _drive(ctx, run_dir, run_id, problem.kernel.source, resume=bool(resume))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import html
-import io
 import json
 from pathlib import Path
 from typing import Any
@@ -54,14 +53,11 @@ def waterfall_png(stages: list[dict[str, Any]]) -> bytes | None:
     measured = [(s["stage"], s.get("speedup") or 1.0) for s in stages if s.get("speed_verified")]
     if not measured:
         return None
-    import matplotlib
+    from xe_forge.plots import new_figure, to_png
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 3.2))
+    fig, ax = new_figure()
     level = 1.0
-    for i, (name, speedup) in enumerate(measured):
+    for i, (_, speedup) in enumerate(measured):
         new = level * speedup
         ax.bar(i, new - level, bottom=level, color="tab:green" if speedup >= 1 else "tab:red")
         ax.text(i, max(new, level), f"{speedup:.2f}x", ha="center", va="bottom", fontsize=8)
@@ -70,11 +66,7 @@ def waterfall_png(stages: list[dict[str, Any]]) -> bytes | None:
     ax.set_xticks(range(len(measured)), [m[0] for m in measured], rotation=30, ha="right")
     ax.set_ylabel("cumulative speedup vs input")
     ax.set_title("per-stage speedup (measured, interleaved)")
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110)
-    plt.close(fig)
-    return buf.getvalue()
+    return to_png(fig)
 
 
 def render_markdown(report: dict[str, Any]) -> str:

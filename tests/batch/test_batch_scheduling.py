@@ -14,10 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from xe_forge.errors import InputError
-
 from xe_forge import batch
 from xe_forge.batch import BatchOptions, run_batch
+from xe_forge.errors import InputError
 
 
 class StubSolver:

@@ -32,19 +32,11 @@ FATAL_ERRORS = ("APIConnectionError", "AuthenticationError", "NotFoundError", "S
                 "LMServerError", "LMTimeoutError", "LMUnsupportedModelError")
 
 
-class IssueOut(BaseModel):
-    stage: str
-    kind: str
-    line: int | None = None
-    evidence: str = ""
-    description: str = ""
-
-
 class AnalyzeKernel(dspy.Signature):
     """List the performance issues of a Triton kernel on the target GPU, each tied to one optimization stage."""
 
     task: str = dspy.InputField(desc="kernel, reference, problem context, stage list and known issues")
-    issues: list[IssueOut] = dspy.OutputField(desc="issues; `stage` must be one of the listed stage names")
+    issues: list[Issue] = dspy.OutputField(desc="issues; `stage` must be one of the listed stage names")
 
 
 class PlanStages(dspy.Signature):
@@ -225,7 +217,7 @@ class LLMProposer:
         issues = []
         for item in out.get("issues", []) if "_error" not in out else []:
             try:
-                issues.append(Issue(**IssueOut(**item).model_dump()))
+                issues.append(Issue(**item))
             except Exception:  # one malformed issue does not spoil the rest
                 continue
         return issues

@@ -21,6 +21,8 @@ from xe_forge.verify.sandbox import Worker
 from xe_forge.verify.static import check_source, launch_options
 
 CPU_SPEED_NOTE = "speed not measured: the CPU runs Triton's interpreter (correctness only)"
+NO_SPEC_ON_CPU = ("no spec: the interpreter runs the shapes get_inputs() makes, which for KernelBench problems "
+                  "can take hours on a CPU; add a spec with a small `ci` variant (see examples/)")
 
 
 class Evaluator:
@@ -42,6 +44,10 @@ class Evaluator:
     @property
     def measures_speed(self) -> bool:
         return self.device.measures_speed
+
+    def warnings_for(self, problem: Problem) -> list[str]:
+        """What the user should know before a long run on this device."""
+        return [NO_SPEC_ON_CPU] if problem.spec is None and not self.measures_speed else []
 
     def close(self) -> None:
         self.worker.close()

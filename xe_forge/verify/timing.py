@@ -42,8 +42,8 @@ def interleaved(device: Device, candidate: Callable[[Any], Any], baseline: Calla
     for i in range(reps):
         inputs = input_sets[i % len(input_sets)]
         first, second = (candidate, baseline) if i % 2 == 0 else (baseline, candidate)
-        t1 = device.time_ms(lambda f=first: f(inputs))
-        t2 = device.time_ms(lambda f=second: f(inputs))
+        t1 = device.time_ms(lambda f=first, x=inputs: f(x))
+        t2 = device.time_ms(lambda f=second, x=inputs: f(x))
         c, b = (t1, t2) if i % 2 == 0 else (t2, t1)
         cand_ms.append(c)
         base_ms.append(b)
