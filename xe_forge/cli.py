@@ -113,22 +113,16 @@ def doctor(as_json: JsonOpt = False) -> None:
     raise typer.Exit(code=run_command(doctor_command, as_json=as_json, console=console))
 
 
-def _mount_optional() -> None:
-    """Sub-apps and commands whose modules may be absent in a partial install fail soft, loudly."""
-    try:
-        from xe_forge.kb.commands import kb_app
-    except ImportError as exc:  # pragma: no cover - the KB ships with the package
-        kb_app = typer.Typer(help=f"Knowledge base (unavailable: {exc}).")
+def _mount_subcommands() -> None:
+    """The kb sub-app and the pipeline commands live in their own modules; they import cli's options."""
+    from xe_forge.kb.commands import kb_app
+    from xe_forge.pipeline_cli import register
+
     app.add_typer(kb_app, name="kb", help="Knowledge base: list, show, search, validate, add, distill.")
-    try:
-        from xe_forge.pipeline_cli import register
-
-        register(app)
-    except ImportError:
-        pass
+    register(app)
 
 
-_mount_optional()
+_mount_subcommands()
 
 
 def main() -> None:

@@ -31,9 +31,3 @@ class EnvError(ForgeError):
     """Environment: no such device, toolchain missing, LLM unreachable when one was asked for."""
 
     exit_code = 3
-
-
-class NotYetAvailable(ForgeError):
-    """A command whose implementation has not landed; says so instead of pretending."""
-
-    exit_code = 2

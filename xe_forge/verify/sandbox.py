@@ -34,10 +34,6 @@ def _environment(env: dict[str, str]):
         os.environ.update(saved)
 
 
-class WorkerCrashed(Exception):
-    pass
-
-
 class Worker:
     """One warm evaluation process for one device."""
 
