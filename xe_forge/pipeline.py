@@ -71,6 +71,7 @@ def optimize(args: OptimizeArgs, settings: Settings, *, run_dir_root: Path, resu
              run_id: str | None = None) -> OptimizeResult:
     """Run (or resume) the pipeline on one kernel; returns the status and the exit code per DESIGN.md."""
     progress = progress or Progress()
+    run_dir_root = Path(run_dir_root).resolve()
     if resume:
         run_dir = run_dir_root / resume
         if not (run_dir / "args.json").is_file():

@@ -37,7 +37,8 @@ class Evaluator:
         self.seed = seed
         self.kb = kb
         self._tmp = None if workdir else tempfile.TemporaryDirectory(prefix="xe-forge-")
-        self.workdir = Path(workdir) if workdir else Path(self._tmp.name)
+        # absolute: the worker runs in its own temporary directory
+        self.workdir = (Path(workdir) if workdir else Path(self._tmp.name)).resolve()
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.worker = Worker(self.device.kind, self.target, timeout=timeout)
 
