@@ -1,0 +1,68 @@
+"""The README's first command as a user runs it (relative paths, default run dir, -o), then what a
+user does with the run: read its reports and distill its verified wins into draft KB entries."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from xe_forge.cli import app
+from xe_forge.kb import validate_paths
+
+EXAMPLE = Path(__file__).parents[1] / "examples" / "12_Gemm_Multiply_LeakyReLU"
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    home = tmp_path_factory.mktemp("user")
+    shutil.copytree(EXAMPLE, home / "ex")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(home)
+        result = CliRunner().invoke(app, ["optimize", "ex/kernel.py", "-o", "optimized.py"])
+    runs = list((home / "runs").iterdir())
+    return home, result, runs
+
+
+def test_optimize_example_with_relative_paths_writes_the_output(run):
+    home, result, runs = run
+    assert result.exit_code == 0, result.output
+    assert "improved (speed unverified)" in result.output
+    out = (home / "optimized.py").read_text()
+    assert "@triton.autotune" in out and out != (home / "ex" / "kernel.py").read_text()
+    assert len(runs) == 1 and (runs[0] / "output.py").read_text() == out
+
+
+def test_reports_say_speed_is_unverified_on_the_cpu(run):
+    _, _, runs = run
+    report = json.loads((runs[0] / "report.json").read_text())
+    assert report["device"] == "cpu" and report["speed"].startswith("unverified")
+    assert [s["stage"] for s in report["stages"] if s["improved"]] == ["dtype", "persistent", "device_tuning",
+                                                                       "autotuning"]
+    assert "unverified" in (runs[0] / "report.md").read_text()
+    assert (runs[0] / "report.html").read_text().startswith("<!doctype html>")
+
+
+def test_distill_turns_accepted_candidates_into_valid_draft_patterns(run, tmp_path):
+    home, _, runs = run
+    draft = tmp_path / "draft.yaml"
+    result = CliRunner().invoke(app, ["kb", "distill", runs[0].name, "--run-dir", str(home / "runs"),
+                                      "-o", str(draft)])
+    assert result.exit_code == 0, result.output
+    entries = yaml.safe_load(draft.read_text())["entries"]
+    assert [e["stages"][0] for e in entries] == ["dtype", "persistent", "device_tuning", "autotuning"]
+    for entry in entries:
+        assert entry["kind"] == "pattern" and entry["confidence"] == "low"  # CPU: speed unverified
+        assert entry["pattern"]["before"] != entry["pattern"]["after"]
+        assert "speed unverified" in entry["summary"] and entry["targets"] == ["intel-xe2"]
+    assert "tl.float32" in entries[0]["pattern"]["before"]  # the dtype win removed the upcast
+    assert validate_paths([draft], import_check=False) == []
+
+
+def test_distill_of_an_unknown_run_is_bad_input(tmp_path):
+    result = CliRunner().invoke(app, ["kb", "distill", "nope", "--run-dir", str(tmp_path)])
+    assert result.exit_code == 2 and "not an xe-forge run directory" in result.output
