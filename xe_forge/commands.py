@@ -30,6 +30,7 @@ def check_command(candidate: Path, *, reference: Path | None, spec: Path | None,
                   trials: int, timeout: float, as_json: bool, console: Console) -> int:
     problem = load_problem(candidate, reference, spec, variant)
     allow = {a for a in allow_torch.split(",") if a.strip()}
+    allow |= set(problem.spec.allow_torch) if problem.spec else set()
     allow |= allowance_from_file(baseline) if baseline else set()
     with Evaluator(device, target, timeout=timeout, trials=trials) as ev:
         for warning in [] if as_json else ev.warnings_for(problem):

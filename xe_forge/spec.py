@@ -40,7 +40,7 @@ DTYPE_NAMES = {
     "float64": "float64", "fp64": "float64", "double": "float64",
     "int64": "int64", "int32": "int32", "int8": "int8", "bool": "bool",
 }
-RESERVED_KEYS = {"inputs", "inits", "unseen", "precision", "name", "description"}
+RESERVED_KEYS = {"inputs", "inits", "unseen", "precision", "allow_torch", "name", "description"}
 
 Dim = int | float
 
@@ -107,6 +107,9 @@ class Spec(BaseModel):
     variants: dict[str, list[Variant]] = Field(default_factory=dict)
     unseen: list[Variant] = Field(default_factory=list)
     precision: Precision = "keep"
+    # torch ops the problem lets a Triton port keep (e.g. `self.conv`: cuDNN for the convolution);
+    # the verifier allows them to the input kernel and every candidate, nothing more
+    allow_torch: list[str] = Field(default_factory=list)
     path: Path | None = None
 
     def variant(self, name: str | None) -> Variant:
@@ -256,6 +259,7 @@ def _build(raw: dict[str, Any], path: Path) -> Spec:
         variants=variants,
         unseen=_entries(raw["unseen"], "`unseen`") if raw.get("unseen") else [],
         precision=raw.get("precision", "keep"),
+        allow_torch=[str(op) for op in raw.get("allow_torch") or []],
         path=path,
     )
 

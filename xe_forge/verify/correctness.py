@@ -9,6 +9,7 @@ reference computed on the same rounded inputs and weights; launches counted; gho
 
 from __future__ import annotations
 
+import contextlib
 import traceback
 from pathlib import Path
 from types import ModuleType
@@ -16,7 +17,7 @@ from typing import Any
 
 from xe_forge.kernel import build_case, model_class
 from xe_forge.spec import Spec, Variant
-from xe_forge.verify.hooks import count_launches, poisoned_allocations
+from xe_forge.verify.hooks import count_launches, poisoned_allocations, torch_compute_audit
 from xe_forge.verify.models import Comparison, CorrectnessReport, Finding, TrialResult
 
 TOLERANCES = {"float32": 1e-4, "float16": 1e-2, "bfloat16": 1e-2, "float64": 1e-7}
@@ -199,7 +200,7 @@ def _clone(inputs: list[Any]) -> list[Any]:
 
 def check_variant(ref_mod: ModuleType, cand_mod: ModuleType, cand_path: Path, spec: Spec | None,
                   variant: Variant | None, *, label: str, device: str, precision: str, trials: int, seed: int,
-                  full: bool, batch_size: int | None = None) -> CorrectnessReport:
+                  full: bool, batch_size: int | None = None, audit_torch: bool = False) -> CorrectnessReport:
     """All trials of one variant; `full` adds the same-storage call, ghost replay and degeneracy flags."""
     import torch
 
@@ -268,7 +269,7 @@ def check_variant(ref_mod: ModuleType, cand_mod: ModuleType, cand_path: Path, sp
                                        hint="the output must be computed by the file's own Triton kernels"))
     if full and first_out is not None:
         if report.launches > 0:  # with nothing launched there is nothing to replay as a ghost
-            _ghost_replay(first_inputs, first_out, candidate, rtol, atol, report)
+            _ghost_replay(first_inputs, first_out, candidate, rtol, atol, report, audit_torch=audit_torch)
         report.degenerate = degenerate_flags(first_ref, reference(case(seed + 99)), rtol, atol)
     return report
 
@@ -293,9 +294,20 @@ def _same_storage_trial(inputs, fresh, reference, candidate, rtol, atol, dtype, 
     return trial
 
 
-def _ghost_replay(inputs, real_out, candidate, rtol, atol, report: CorrectnessReport) -> None:
-    """With every Triton launch a no-op the output must change, else the kernels did not do the work."""
-    ghost_out, _, err = candidate(_clone(inputs), "ghost replay", ghost=True)
+def _ghost_replay(inputs, real_out, candidate, rtol, atol, report: CorrectnessReport, *,
+                  audit_torch: bool = False) -> None:
+    """With every Triton launch a no-op the output must change, else the kernels did not do the work.
+
+    With `audit_torch`, the same call records heavy torch operations: with the kernels no-ops,
+    anything recorded ran from the candidate's own host code (a GEMM in torch, a Triton epilogue).
+    """
+    audit = torch_compute_audit() if audit_torch else contextlib.nullcontext([])
+    with audit as heavy:
+        ghost_out, _, err = candidate(_clone(inputs), "ghost replay", ghost=True)
+    if heavy:
+        report.findings.append(Finding(check="torch-compute", message=f"at run time forward ran torch "
+                                       f"{', '.join(heavy)}: the work must happen in the file's Triton kernels",
+                                       hint="compute it inside a @triton.jit kernel"))
     if err is not None:
         report.ghost_changed = True
         return

@@ -92,6 +92,7 @@ class Evaluator:
                  compile_baseline: bool = False, name: str = "candidate") -> Verdict:
         """Verify one candidate source: static, correctness (+unseen), and timing where the device can."""
         started = time.monotonic()
+        allow_torch = {a for a in allow_torch if a.strip()}
         findings = self.static_findings(source, allow_torch)
         if findings:
             return Verdict(passed=False, stage_failed="static", findings=findings, device=self.device.kind,
@@ -105,6 +106,7 @@ class Evaluator:
             "trials": self.trials, "seed": self.seed, "unseen": unseen, "full": full,
             "time": self.measures_speed if time_it is None else (time_it and self.measures_speed),
             "compile_baseline": compile_baseline,
+            "audit_torch": not allow_torch,
         }
         raw = self.worker.run(job)
         verdict = self._verdict(raw)
@@ -153,7 +155,7 @@ class Evaluator:
 
 def _stage_of(report: CorrectnessReport) -> str:
     checks = {f.check for f in report.findings}
-    if "ghost" in checks:
+    if checks & {"ghost", "torch-compute"}:
         return "ghost"
     if "launch" in checks:
         return "launch"
@@ -179,7 +181,8 @@ def input_allowance(problem: Problem, extra: Iterable[str] = ()) -> set[str]:
     """Torch ops the input kernel already delegates (a first port may keep cuDNN), plus user additions."""
     from xe_forge.verify.static import torch_ops_of
 
-    return torch_ops_of(problem.kernel.source) | {e.strip() for e in extra if e.strip()}
+    declared = set(problem.spec.allow_torch) if problem.spec else set()
+    return torch_ops_of(problem.kernel.source) | declared | {e.strip() for e in extra if e.strip()}
 
 
 def allowance_from_file(path: Path) -> set[str]:

@@ -110,6 +110,39 @@ def poisoned_allocations() -> Iterator[None]:
             del torch.Tensor.new_empty
 
 
+# The heavy torch operations a candidate's host code must not run when its input kernel delegated
+# nothing to torch (names as TorchFunctionMode sees them, dunders stripped).
+HEAVY_TORCH_OPS = frozenset({
+    "matmul", "rmatmul", "mm", "bmm", "addmm", "addmv", "addbmm", "baddbmm", "mv", "dot", "vdot", "inner", "outer",
+    "linear", "bilinear", "einsum", "tensordot", "chain_matmul", "kron", "conv1d", "conv2d", "conv3d",
+    "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "softmax", "log_softmax", "layer_norm",
+    "group_norm", "batch_norm", "instance_norm", "scaled_dot_product_attention", "logsumexp",
+})
+
+
+@contextlib.contextmanager
+def torch_compute_audit() -> Iterator[list[str]]:
+    """Record the heavy torch operations run inside the block, however they were reached.
+
+    Static checks see `torch.mm` and its spellings; this sees what actually ran (a module class
+    defined in the file, an alias built at run time). Used during ghost replay, where every Triton
+    launch is a no-op, so anything recorded was called by the candidate's own host code.
+    """
+    from torch.overrides import TorchFunctionMode
+
+    seen: list[str] = []
+
+    class _Audit(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            name = getattr(func, "__name__", "").strip("_")
+            if name in HEAVY_TORCH_OPS and name not in seen:
+                seen.append(name)
+            return func(*args, **(kwargs or {}))
+
+    with _Audit():
+        yield seen
+
+
 class PatchGuard:
     """Fingerprints of the namespaces a candidate could patch to fool the harness, compared after a job.
 

@@ -314,6 +314,9 @@ def _check_whole_file(tree: ast.Module, aliases: dict[str, str], result: StaticR
             if dotted == "__import__":
                 result.findings.append(Finding(check="sandbox", line=node.lineno,
                                                message="calls `__import__`: imports must be plain import statements"))
+            if dotted in ("eval", "exec", "compile", "builtins.eval", "builtins.exec"):
+                result.findings.append(Finding(check="sandbox", line=node.lineno,
+                                               message=f"calls `{dotted}`: code built from strings escapes every check"))
             for key, why in FORBIDDEN_CALLS.items():
                 if dotted == ".".join(key) or dotted.endswith("." + ".".join(key)):
                     result.findings.append(Finding(check="sandbox", line=node.lineno, message=f"`{dotted}` {why}"))

@@ -34,6 +34,7 @@ class Job(BaseModel):
     seed: int = 0
     unseen: bool = False
     full: bool = True
+    audit_torch: bool = False  # the input delegates nothing to torch: no heavy torch op may run
     time: bool = False
     compile_baseline: bool = False
 
@@ -110,7 +111,7 @@ def handle(job: Job, device: Any, guard: Any = None) -> dict[str, Any]:
     reports = []
     try:
         main = check_variant(ref_mod, cand_mod, cand_path, spec, variant, label=label, trials=job.trials,
-                             full=job.full, **common)
+                             full=job.full, audit_torch=job.audit_torch, **common)
         reports.append(main)
         if main.passed and job.unseen:
             for name, entry, batch in _unseen(spec, variant, ref_mod, unseen_batch_sizes):
