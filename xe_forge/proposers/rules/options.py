@@ -13,11 +13,11 @@ from typing import Any, Literal, Protocol
 
 from packaging.version import Version
 
+from xe_forge.kb.schema import CONFIG_KEYWORDS  # triton.Config keywords; every other option goes in kwargs
 from xe_forge.proposers.rules.cst_tools import is_power_of_two
 
+__all__ = ["CONFIG_KEYWORDS", "family", "grf_names", "legalize", "legalize_config", "max_warps"]
 Family = Literal["intel", "nvidia", "any"]
-CONFIG_KEYWORDS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
-"""Options that are keyword arguments of triton.Config; every other option goes in its kwargs dict."""
 _GRF_NEW_TO_OLD = {"128": "small", "256": "large"}
 _GRF_OLD_TO_NEW = {v: k for k, v in _GRF_NEW_TO_OLD.items()}
 
@@ -46,14 +46,11 @@ def _on_xpu(target: str, toolchain: ToolchainLike) -> bool:
 
 
 def grf_names(toolchain: ToolchainLike) -> set[str]:
-    """GRF mode names this triton-xpu accepts (renamed in 3.6; '512' from 3.7.2)."""
-    version = _version(toolchain)
-    if version < Version("3.6"):
-        return {"default", "auto", "small", "large"}
-    names = {"default", "auto", "128", "256"}
-    if version >= Version("3.7.2"):
-        names.add("512")
-    return names
+    """GRF mode names this triton-xpu accepts (renamed in 3.6; '512' from 3.7.2): the targets' table."""
+    from xe_forge.targets.base import Toolchain
+    from xe_forge.targets.options import grf_modes
+
+    return set(grf_modes(Toolchain(name="triton-xpu", version=str(toolchain.version))))
 
 
 def _legal_grf(value: Any, toolchain: ToolchainLike) -> str | None:
