@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from xe_forge.errors import InputError
@@ -46,7 +47,7 @@ def check_command(candidate: Path, *, reference: Path | None, spec: Path | None,
             console.print("[yellow]warning:[/yellow] no reference found; checking the kernel against itself "
                           "(pass --reference or add <stem>_pytorch.py)")
         console.print(verdict_table(verdict, f"xe-forge check {candidate} ({ev.device.kind}, {ev.target})"))
-        console.print(("[green]PASSED[/green] " if verdict.passed else "[red]FAILED[/red] ") + verdict.summary())
+        console.print(("[green]PASSED[/green] " if verdict.passed else "[red]FAILED[/red] ") + escape(verdict.summary()))
     return 0 if verdict.passed else 1
 
 

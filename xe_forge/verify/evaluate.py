@@ -35,6 +35,10 @@ class Evaluator:
         self.timeout = timeout
         self.trials = trials
         self.seed = seed
+        if kb is None:  # the target's constraints apply to every candidate, from any command
+            from xe_forge.kb import load_kb
+
+            kb = load_kb()
         self.kb = kb
         self._tmp = None if workdir else tempfile.TemporaryDirectory(prefix="xe-forge-")
         # absolute: the worker runs in its own temporary directory
