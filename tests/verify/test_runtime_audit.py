@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from .helpers import checks, finding, problem, source
 from xe_forge.verify.hooks import torch_compute_audit
 from xe_forge.verify.static import check_source
+
+from .helpers import checks, finding, problem, source
 
 
 def test_the_hidden_torch_gemm_passes_the_static_checks():
