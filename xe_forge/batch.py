@@ -190,7 +190,8 @@ def run_batch(opts: BatchOptions, progress: Any = None) -> dict[str, Any]:
     store = BatchStore(out / "batch.sqlite")
     if not opts.resume and store.results():
         raise InputError(f"{out} already holds a batch", hint="pass --resume to continue it, or choose another --out")
-    todo = [p for p in problems if not (opts.resume and store.status(p.id) in FINAL)]
+    env_failed = {r["id"] for r in store.results() if r.get("exit_code") == 3}  # e.g. LLM unreachable: retry
+    todo = [p for p in problems if not (opts.resume and store.status(p.id) in FINAL and p.id not in env_failed)]
     slots = device_slots(opts.device, opts.workers)
     jobs: queue.Queue[ProblemFile] = queue.Queue()
     for p in todo:

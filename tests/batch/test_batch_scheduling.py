@@ -161,3 +161,26 @@ def test_gpu_workers_get_their_own_visible_device(problems_dir, tmp_path, monkey
     s = run_batch(_opts(problems_dir, tmp_path / "out", only="1-4", workers=2))
     assert solver.ids == [1, 2, 3, 4] and s["workers_used"] == [0, 1]
     assert {env["CUDA_VISIBLE_DEVICES"] for _, env in solver.calls} == {"0"}
+
+
+class _EnvFailingSolver(StubSolver):
+    """Problem 2 fails for an environment reason (exit code 3: the LLM endpoint was unreachable)."""
+
+    def __call__(self, problem, opts, seeds_dir, out, env) -> dict:
+        result = super().__call__(problem, opts, seeds_dir, out, env)
+        if problem.id == 2:
+            return {"status": "failed", "reason": "the LLM endpoint is unreachable", "exit_code": 3}
+        if problem.id == 3:
+            return {"status": "failed", "reason": "the input kernel fails against its reference", "exit_code": 2}
+        return result
+
+
+def test_resume_retries_environment_failures_but_not_bad_input(problems_dir, tmp_path, monkeypatch):
+    out = tmp_path / "out"
+    monkeypatch.setattr(batch, "_solve", _EnvFailingSolver(delay=0))
+    run_batch(_opts(problems_dir, out, only="1-3"))
+    solver = StubSolver(delay=0)
+    monkeypatch.setattr(batch, "_solve", solver)
+    s = run_batch(_opts(problems_dir, out, only="1-3", resume=True))
+    assert solver.ids == [2]
+    assert {r["id"]: r["status"] for r in s["per_problem"]} == {1: "no improvement", 2: "no improvement", 3: "failed"}
