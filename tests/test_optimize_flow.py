@@ -66,3 +66,15 @@ def test_distill_turns_accepted_candidates_into_valid_draft_patterns(run, tmp_pa
 def test_distill_of_an_unknown_run_is_bad_input(tmp_path):
     result = CliRunner().invoke(app, ["kb", "distill", "nope", "--run-dir", str(tmp_path)])
     assert result.exit_code == 2 and "not an xe-forge run directory" in result.output
+
+
+def test_resume_by_run_id_alone_reports_a_finished_run(run):
+    home, _, runs = run
+    result = CliRunner().invoke(app, ["optimize", "--resume", runs[0].name, "--run-dir", str(home / "runs")])
+    assert result.exit_code == 0, result.output
+    assert "already finished" in result.output and "improved (speed unverified)" in result.output
+
+
+def test_optimize_without_kernel_or_resume_is_bad_input():
+    result = CliRunner().invoke(app, ["optimize"])
+    assert result.exit_code == 2 and "--resume RUN_ID" in result.output

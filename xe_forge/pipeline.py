@@ -52,6 +52,14 @@ class OptimizeResult(BaseModel):
     report: dict[str, Any]
 
 
+def _absolute(args: OptimizeArgs) -> OptimizeArgs:
+    def resolve(p: str | None) -> str | None:
+        return str(Path(p).resolve()) if p else p
+
+    return args.model_copy(update={"kernel": resolve(args.kernel), "reference": resolve(args.reference),
+                                   "spec": resolve(args.spec), "kb_dirs": [resolve(d) for d in args.kb_dirs]})
+
+
 def new_run_id(kernel: Path) -> str:
     return f"{time.strftime('%Y%m%d-%H%M%S')}-{kernel.stem[:24]}-{uuid.uuid4().hex[:6]}"
 
@@ -79,6 +87,7 @@ def optimize(args: OptimizeArgs, settings: Settings, *, run_dir_root: Path, resu
         args = OptimizeArgs(**json.loads((run_dir / "args.json").read_text()))
         run_id = resume
     else:
+        args = _absolute(args)  # args.json must work from any directory on --resume
         run_id = run_id or new_run_id(Path(args.kernel))
         run_dir = run_dir_root / run_id
     if args.model:

@@ -11,7 +11,6 @@ import typer
 from xe_forge.cli import (
     DeviceOpt,
     JsonOpt,
-    KernelArg,
     RefOpt,
     SpecOpt,
     TargetOpt,
@@ -23,7 +22,9 @@ from xe_forge.cli import (
 
 
 def optimize(
-    kernel: KernelArg,
+    kernel: Annotated[Path | None, typer.Argument(help="Kernel file: Model/ModelNew launching @triton.jit "
+                                                  "kernels, plus get_inputs() and get_init_inputs(). Not needed "
+                                                  "with --resume.")] = None,
     reference: RefOpt = None,
     spec: SpecOpt = None,
     variant: VariantOpt = None,
@@ -45,12 +46,15 @@ def optimize(
 ) -> None:
     """Optimize a kernel through the nine stages; every accepted step verified against the reference."""
     from xe_forge.config import load_settings
+    from xe_forge.errors import InputError
     from xe_forge.pipeline import OptimizeArgs
     from xe_forge.pipeline import optimize as run_optimize
     from xe_forge.progress import Progress
 
     def go() -> int:
-        args = OptimizeArgs(kernel=str(kernel), reference=str(reference) if reference else None,
+        if kernel is None and resume is None:
+            raise InputError("give a KERNEL file to optimize, or --resume RUN_ID to continue a run")
+        args = OptimizeArgs(kernel=str(kernel or ""), reference=str(reference) if reference else None,
                             spec=str(spec) if spec else None, variant=variant, device=device, target=target,
                             engine=engine, model=model, stages=stages, max_iters=max_iters, timeout=timeout,
                             kb_dirs=[str(d) for d in kb or []])
