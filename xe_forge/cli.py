@@ -6,7 +6,6 @@ Exit codes (DESIGN.md): 0 done; 1 ran, but verification failed or nothing improv
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
@@ -131,7 +130,3 @@ def main() -> None:
     except ForgeError as err:  # pragma: no cover - commands already convert
         err_console.print(f"error: {err}")
         sys.exit(err.exit_code)
-
-
-def dump_json(data: object) -> str:
-    return json.dumps(data, indent=2, default=str)

@@ -11,9 +11,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from xe_forge.errors import InputError
-from xe_forge.kernel import load_problem, read_source
+from xe_forge.kernel import load_problem
 from xe_forge.render import timing_line, verdict_table
-from xe_forge.verify.evaluate import Evaluator, allowance_from_file, input_allowance
+from xe_forge.verify.evaluate import Evaluator, allowance_from_file, declared_allowance, input_allowance
 from xe_forge.verify.models import Verdict
 
 
@@ -30,8 +30,7 @@ def check_command(candidate: Path, *, reference: Path | None, spec: Path | None,
                   device: str, target: str | None, baseline: Path | None, allow_torch: str, unseen: bool,
                   trials: int, timeout: float, as_json: bool, console: Console) -> int:
     problem = load_problem(candidate, reference, spec, variant)
-    allow = {a for a in allow_torch.split(",") if a.strip()}
-    allow |= set(problem.spec.allow_torch) if problem.spec else set()
+    allow = declared_allowance(problem, allow_torch.split(","))
     allow |= allowance_from_file(baseline) if baseline else set()
     with Evaluator(device, target, timeout=timeout, trials=trials) as ev:
         for warning in [] if as_json else ev.warnings_for(problem):
@@ -132,7 +131,3 @@ def doctor_command(*, as_json: bool, console: Console) -> int:
         table.add_row(f"knowledge base ({k})", v)
     console.print(table)
     return 0
-
-
-def read_kernel_or_fail(path: Path) -> str:
-    return read_source(path).source

@@ -13,8 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from xe_forge.errors import InputError
-from xe_forge.kernel import Problem, parse_source
+from xe_forge.kernel import Problem
 from xe_forge.targets import get_device, resolve_target
 from xe_forge.verify.models import CorrectnessReport, Finding, Timing, Verdict
 from xe_forge.verify.sandbox import Worker
@@ -181,12 +180,17 @@ def _mismatch_message(report: CorrectnessReport) -> str:
     return f"{report.variant}: failed"
 
 
+def declared_allowance(problem: Problem, extra: Iterable[str] = ()) -> set[str]:
+    """Torch ops the problem's spec (`allow_torch`) and the user (`--allow-torch`) let a kernel keep."""
+    declared = set(problem.spec.allow_torch) if problem.spec else set()
+    return declared | {e.strip() for e in extra if e.strip()}
+
+
 def input_allowance(problem: Problem, extra: Iterable[str] = ()) -> set[str]:
-    """Torch ops the input kernel already delegates (a first port may keep cuDNN), plus user additions."""
+    """What the input kernel already delegates to torch (a first port may keep cuDNN), plus the declared."""
     from xe_forge.verify.static import torch_ops_of
 
-    declared = set(problem.spec.allow_torch) if problem.spec else set()
-    return torch_ops_of(problem.kernel.source) | declared | {e.strip() for e in extra if e.strip()}
+    return torch_ops_of(problem.kernel.source) | declared_allowance(problem, extra)
 
 
 def allowance_from_file(path: Path) -> set[str]:
@@ -196,9 +200,4 @@ def allowance_from_file(path: Path) -> set[str]:
     return torch_ops_of(read_source(path, "baseline").source)
 
 
-def check_parse(source: str, path: Path) -> None:
-    """Raise InputError if a source cannot be a kernel file at all (used for user-given files)."""
-    parse_source(source, path)
-
-
-__all__ = ["Evaluator", "input_allowance", "allowance_from_file", "InputError", "check_parse"]
+__all__ = ["Evaluator", "allowance_from_file", "declared_allowance", "input_allowance"]
