@@ -11,8 +11,8 @@ import sys
 import time
 from pathlib import Path
 
-from xe_forge.context import problem_context
-from xe_forge.kernel import load_problem
+from xe_forge.problem.kernel import load_problem
+from xe_forge.problem.roofline import problem_facts
 from xe_forge.verify.evaluate import Evaluator, input_allowance
 
 
@@ -26,7 +26,7 @@ def main(out: Path, ids: list[str]) -> None:
             problem = load_problem(ex / "kernel.py", variant="bench-gpu")
             t0 = time.monotonic()
             v = ev.evaluate(problem.kernel.source, problem, allow_torch=input_allowance(problem), unseen=True)
-            ctx = problem_context(problem, "nvidia-sm90")
+            ctx = problem_facts(problem, "nvidia-sm90")
             t = v.timing
             row = {"example": ex.name, "passed": v.passed, "summary": v.summary(), "seconds": time.monotonic() - t0,
                    "seed_ms": t.candidate_ms if t else None, "eager_ms": t.baseline_ms if t else None,

@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from xe_forge.kernel import load_problem
+from xe_forge.problem.kernel import load_problem
 from xe_forge.verify.evaluate import Evaluator, input_allowance
 
 EXAMPLES = ["12_Gemm_Multiply_LeakyReLU", "76_Gemm_Add_ReLU"]

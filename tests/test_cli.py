@@ -13,7 +13,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from xe_forge.cli import app
+from xe_forge.cli.app import app
 from xe_forge.config import PROVIDER_KEY_VARS
 
 SECRET = "sk-test-SECRET"

@@ -10,16 +10,14 @@ import pytest
 import torch
 
 from xe_forge.errors import InputError
-from xe_forge.kernel import (
-    build_case,
+from xe_forge.problem.cases import build_case, import_from_path, unseen_batch_sizes
+from xe_forge.problem.kernel import (
     find_spec,
-    import_from_path,
     load_problem,
     read_source,
     resolve_reference,
-    unseen_batch_sizes,
 )
-from xe_forge.spec import load_spec
+from xe_forge.problem.spec import load_spec
 
 PROBLEMS = Path(__file__).parent / "fixtures_foundation" / "problems"
 

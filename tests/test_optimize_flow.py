@@ -11,7 +11,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from xe_forge.cli import app
+from xe_forge.cli.app import app
 from xe_forge.kb import validate_paths
 
 EXAMPLE = Path(__file__).parents[1] / "examples" / "12_Gemm_Multiply_LeakyReLU"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from xe_forge.errors import InputError
-from xe_forge.spec import init_args, input_shapes, load_spec, safe_eval
+from xe_forge.problem.spec import init_args, input_shapes, load_spec, safe_eval
 
 FIXTURE = Path(__file__).parent / "fixtures_foundation" / "problems" / "conv_bias.yaml"
 

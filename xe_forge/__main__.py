@@ -1,5 +1,5 @@
 """`python -m xe_forge` runs the CLI (useful where the console script is not on PATH)."""
 
-from xe_forge.cli import main
+from xe_forge.cli.app import main
 
 main()

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from xe_forge.batch import BatchOptions, run_batch
+from xe_forge.batch.runner import BatchOptions, run_batch
 
 FIXTURES = Path(__file__).parent / "fixtures"
 PROBLEMS = FIXTURES / "problems"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from xe_forge.cli import app
+from xe_forge.cli.app import app
 
 from .conftest import PROBLEMS, SEEDS
 

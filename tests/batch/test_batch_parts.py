@@ -12,8 +12,15 @@ from types import SimpleNamespace
 
 import pytest
 
-from xe_forge import batch
-from xe_forge.batch import BatchStore, ProblemFile, device_slots, discover_problems, find_seed, parse_only
+from xe_forge.batch import runner as batch
+from xe_forge.batch.runner import (
+    BatchStore,
+    ProblemFile,
+    device_slots,
+    discover_problems,
+    find_seed,
+    parse_only,
+)
 from xe_forge.errors import EnvError, InputError
 from xe_forge.paths import data_dir
 

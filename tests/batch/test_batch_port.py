@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from pipeline.fake_openai import FakeOpenAI, Script, code_answer
 
-from xe_forge.batch import run_batch
-from xe_forge.batch_report import export_trajectories
+from xe_forge.batch.report import export_trajectories
+from xe_forge.batch.runner import run_batch
 
 PORT_PROMPT = "Port this PyTorch module to Triton"
 

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from xe_forge.batch import run_batch
-from xe_forge.batch_report import export_trajectories, render_markdown
+from xe_forge.batch.report import export_trajectories, render_markdown
+from xe_forge.batch.runner import run_batch
 
 from .conftest import PROBLEMS, SEEDS
 

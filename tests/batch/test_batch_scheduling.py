@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from xe_forge import batch
-from xe_forge.batch import BatchOptions, run_batch
+from xe_forge.batch import runner as batch
+from xe_forge.batch.runner import BatchOptions, run_batch
 from xe_forge.errors import InputError
 
 

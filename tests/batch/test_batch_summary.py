@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from xe_forge.batch_report import geomean, render_markdown, summarize, write_batch_report
+from xe_forge.batch.report import geomean, render_markdown, summarize, write_batch_report
 
 
 def _timed(speedup: float, compile_speedup: float | None = None) -> dict:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from xe_forge.kernel import load_problem
-from xe_forge.spec import load_spec
+from xe_forge.problem.kernel import load_problem
+from xe_forge.problem.spec import load_spec
 from xe_forge.verify.evaluate import Evaluator, input_allowance
 
 EXAMPLES = sorted(p for p in (Path(__file__).parents[2] / "examples").iterdir() if (p / "kernel.py").is_file())

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from xe_forge.cli.kb import kb_app, parse_toolchain
 from xe_forge.kb import add_entry_file, load_kb
-from xe_forge.kb.commands import kb_app, parse_toolchain
 
 from .helpers import make_entry, write_entries
 

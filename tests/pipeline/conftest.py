@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 import pytest
 from rich.console import Console
 
-from xe_forge.progress import Progress
+from xe_forge.pipeline.progress import Progress
 
 from .fake_openai import FakeOpenAI, Script
 

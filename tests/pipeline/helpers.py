@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from xe_forge.config import Settings
-from xe_forge.pipeline import OptimizeArgs, OptimizeResult, optimize
+from xe_forge.pipeline.run import OptimizeArgs, OptimizeResult, optimize
 
 from .fake_openai import FakeOpenAI
 

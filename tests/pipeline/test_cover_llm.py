@@ -5,7 +5,7 @@ from __future__ import annotations
 import dspy
 import pytest
 
-from xe_forge.analysis import analyze_source, stages_with_issues
+from xe_forge.pipeline.analyze import analyze_source, stages_with_issues
 from xe_forge.stages import load_stages, order_with_dependencies
 
 from .fake_openai import Script, chat_answer, code_answer, issues_answer

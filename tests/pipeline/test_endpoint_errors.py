@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from xe_forge.cli import app
+from xe_forge.cli.app import app
 
 from .fake_openai import unused_port
 from .helpers import KERNEL, store_rows

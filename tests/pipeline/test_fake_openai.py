@@ -6,9 +6,9 @@ import dspy
 import pytest
 from dspy.adapters.chat_adapter import ChatAdapter
 
-from xe_forge.analysis import analyze_source
 from xe_forge.config import Settings
 from xe_forge.errors import EnvError
+from xe_forge.pipeline.analyze import analyze_source
 from xe_forge.proposers.llm import AnalyzeKernel, LLMClient, LLMProposer, OptimizeStage, PlanStages
 
 from .fake_openai import Script, chat_answer, code_answer, issues_answer, plan_answer, unused_port

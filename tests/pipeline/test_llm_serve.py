@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typer.testing import CliRunner
 
-from xe_forge import llm_server
-from xe_forge.cli import app
+from xe_forge.cli.app import app
+from xe_forge.proposers import local_server as llm_server
 
 
 def test_serve_without_the_model_package_exits_3(monkeypatch):

@@ -16,7 +16,7 @@ import urllib.request
 
 import pytest
 
-from xe_forge import llm_server
+from xe_forge.proposers import local_server as llm_server
 
 from .helpers import in_markdown, llm_settings, report, run, store_rows
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import dspy
 import pytest
 
-import xe_forge.graph
+import xe_forge.pipeline.nodes
 
 from .fake_openai import Script, code_answer, issues_answer
 from .helpers import candidate, candidates, llm_settings, report, run, store_rows
@@ -23,7 +23,7 @@ class InjectedCrashError(Exception):
 @pytest.fixture
 def stage_calls(monkeypatch):
     """Counts run_stage calls per stage; `crash_after_first[stage] = exc` raises after that stage's 1st candidate."""
-    real = xe_forge.graph.run_stage
+    real = xe_forge.pipeline.nodes.run_stage
     calls: Counter[str] = Counter()
     crash_after_first: dict[str, BaseException] = {}
 
@@ -41,7 +41,7 @@ def stage_calls(monkeypatch):
             kwargs["on_candidate"] = record_then_crash
         return real(request, *args, **kwargs)
 
-    monkeypatch.setattr(xe_forge.graph, "run_stage", counting_run_stage)
+    monkeypatch.setattr(xe_forge.pipeline.nodes, "run_stage", counting_run_stage)
     counting_run_stage.calls = calls
     counting_run_stage.crash_after_first = crash_after_first
     return counting_run_stage

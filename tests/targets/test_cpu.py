@@ -26,7 +26,7 @@ if sys.argv[1] == "prepared":
 else:
     os.environ["TRITON_INTERPRET"] = "1"  # the bare interpreter, without the benchmark stand-in
 import torch
-from xe_forge.kernel import import_from_path
+from xe_forge.problem.cases import import_from_path
 module = import_from_path({str(AUTOTUNE_KERNEL)!r})
 x = torch.arange(100, dtype=torch.float32)
 assert torch.equal(module.double(x), 2 * x)

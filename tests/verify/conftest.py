@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from xe_forge.kernel import Problem
+from xe_forge.problem.kernel import Problem
 from xe_forge.verify.evaluate import Evaluator
 
 from .helpers import problem

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from xe_forge.kernel import Problem, load_problem
+from xe_forge.problem.kernel import Problem, load_problem
 from xe_forge.verify.models import Finding, Verdict
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from xe_forge.cli import app
+from xe_forge.cli.app import app
 
 from .helpers import FIXTURES, source
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from xe_forge.kernel import import_from_path
+from xe_forge.problem.cases import import_from_path
 from xe_forge.verify.hooks import PatchGuard, poisoned_allocations
 
 from .helpers import FIXTURES

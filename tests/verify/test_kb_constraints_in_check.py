@@ -8,7 +8,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from xe_forge.cli import app
+from xe_forge.cli.app import app
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "12_Gemm_Multiply_LeakyReLU"
 LAUNCH = "BLOCK_M=64, BLOCK_N=64, BLOCK_K=32,"

@@ -4,7 +4,7 @@ Public API (what the pipeline, the rules proposer and the verifier call):
     load_kb(extra_dirs) -> KnowledgeBase        bundled KB + XE_FORGE_KB_PATH (or ~/.xe-forge/kb) + extra dirs
     retrieve(kb, query, stage=, target=, toolchain=, budget_tokens=) -> list[Entry]
     render_entries(entries) -> str              markdown, whole entries
-    validate_paths(paths) -> list[Problem]      `kb validate`
+    validate_paths(paths) -> list[KbProblem]      `kb validate`
     add_entry_file(file, user_dir, replace)     `kb add`
     check_constraints(source, target=, toolchain=, kb=) -> list[Violation]   verifier static check
 """
@@ -20,7 +20,7 @@ from xe_forge.kb.schema import (
     RECIPE_NAMES,
     STAGES,
     Entry,
-    Problem,
+    KbProblem,
     Violation,
 )
 from xe_forge.kb.userkb import add_entry_file
@@ -28,7 +28,7 @@ from xe_forge.kb.validate import validate_paths
 
 __all__ = [
     "CONFIG_KEYWORDS", "KINDS", "PROBLEM_CLASSES", "RECIPE_NAMES", "STAGES", "Entry", "KnowledgeBase",
-    "Problem", "Violation", "add_entry_file", "bundled_dir", "check_constraints", "default_user_dir",
+    "KbProblem", "Violation", "add_entry_file", "bundled_dir", "check_constraints", "default_user_dir",
     "estimate_tokens", "load_kb", "rank", "render_entries", "render_entry", "retrieve", "target_admits",
     "user_dirs", "validate_paths",
 ]

@@ -16,7 +16,7 @@ from packaging.version import Version
 
 from xe_forge.kb.constraints import option_failures
 from xe_forge.kb.loader import target_admits
-from xe_forge.kb.schema import OPTION_CHECKS, Entry, OptionValuesCheck, Problem
+from xe_forge.kb.schema import OPTION_CHECKS, Entry, KbProblem, OptionValuesCheck
 from xe_forge.targets.base import TARGETS, split_toolchain_spec
 
 
@@ -58,27 +58,27 @@ def applies_together(a: Entry, b: Entry) -> bool:
     return targets_overlap(a.targets, b.targets) and toolchains_overlap(a.toolchain, b.toolchain)
 
 
-class Finding:
+class Contradiction:
     """A contradiction and the entries involved, the one to report it at first."""
 
     def __init__(self, involved: list[Entry], message: str) -> None:
         self.involved, self.message = involved, message
 
-    def at(self, entry: Entry) -> Problem:
-        return Problem(file=entry.file or "<memory>", line=entry.line, message=self.message)
+    def at(self, entry: Entry) -> KbProblem:
+        return KbProblem(file=entry.file or "<memory>", line=entry.line, message=self.message)
 
 
-def conflicting_option_values(entries: list[Entry]) -> list[Finding]:
+def conflicting_option_values(entries: list[Entry]) -> list[Contradiction]:
     """Two option_values constraints on one option, overlapping in scope, allowing different sets."""
     checks = [(e, e.constraint.check) for e in entries
               if e.constraint and isinstance(e.constraint.check, OptionValuesCheck)]
-    findings: list[Finding] = []
+    findings: list[Contradiction] = []
     for (a, ca), (b, cb) in combinations(checks, 2):
         if ca.option != cb.option or not applies_together(a, b):
             continue
         if {str(v) for v in ca.allowed} != {str(v) for v in cb.allowed}:
             later, earlier = (b, a) if (str(b.file), b.line) >= (str(a.file), a.line) else (a, b)
-            findings.append(Finding([later, earlier], (
+            findings.append(Contradiction([later, earlier], (
                 f"contradiction: '{later.id}' and '{earlier.id}' ({earlier.where}) both constrain "
                 f"{ca.option} for overlapping targets and toolchains but allow different values; "
                 "narrow their targets or toolchain ranges so they do not overlap")))
@@ -94,50 +94,50 @@ def _configs(entry: Entry) -> list[tuple[str, dict]]:
     return []
 
 
-def forbidden_configs(entries: list[Entry]) -> list[Finding]:
+def forbidden_configs(entries: list[Entry]) -> list[Contradiction]:
     """A config_space config or launch-options recipe that a constraint applying to it forbids."""
     constraints = [e for e in entries
                    if e.constraint and isinstance(e.constraint.check, OPTION_CHECKS)]
-    findings: list[Finding] = []
+    findings: list[Contradiction] = []
     for entry in entries:
         for label, config in _configs(entry):
             for rule in constraints:
                 if not applies_together(entry, rule):
                     continue
                 for reason in option_failures(rule.constraint.check, config):
-                    findings.append(Finding([entry, rule], (
+                    findings.append(Contradiction([entry, rule], (
                         f"contradiction: '{entry.id}' {label} breaks constraint '{rule.id}' ({rule.where}): "
                         f"{reason}")))
     return findings
 
 
-def autotune_without_space(entries: list[Entry]) -> list[Finding]:
+def autotune_without_space(entries: list[Entry]) -> list[Contradiction]:
     """An autotune recipe for a target that has no config_space entry to take configs from."""
     spaces = [e for e in entries if e.kind == "config_space"]
-    findings: list[Finding] = []
+    findings: list[Contradiction] = []
     for entry in entries:
         if entry.recipe is None or entry.recipe.name != "autotune":
             continue
         for target in entry.targets:
             if target != "any" and not any(target_admits(target, s.targets) and
                                            toolchains_overlap(entry.toolchain, s.toolchain) for s in spaces):
-                findings.append(Finding([entry], f"autotune recipe '{entry.id}' targets {target} but no "
+                findings.append(Contradiction([entry], f"autotune recipe '{entry.id}' targets {target} but no "
                                                 "config_space entry covers that target and toolchain"))
     return findings
 
 
-def dangling_space_references(entries: list[Entry]) -> list[Finding]:
+def dangling_space_references(entries: list[Entry]) -> list[Contradiction]:
     """An autotune recipe naming a config_space entry (params.config_space) that does not exist."""
     spaces = {e.id for e in entries if e.kind == "config_space"}
-    findings: list[Finding] = []
+    findings: list[Contradiction] = []
     for entry in entries:
         named = entry.recipe.params.get("config_space") if entry.recipe else None
         if named is not None and named not in spaces:
-            findings.append(Finding([entry], f"recipe '{entry.id}' names config_space '{named}', "
+            findings.append(Contradiction([entry], f"recipe '{entry.id}' names config_space '{named}', "
                                              "which is not a config_space entry"))
     return findings
 
 
-def contradictions(entries: list[Entry]) -> list[Finding]:
+def contradictions(entries: list[Entry]) -> list[Contradiction]:
     return (conflicting_option_values(entries) + forbidden_configs(entries) + autotune_without_space(entries)
             + dangling_space_references(entries))

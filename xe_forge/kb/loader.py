@@ -13,7 +13,7 @@ from pathlib import Path
 
 from xe_forge.errors import InputError
 from xe_forge.kb.reader import read_file, yaml_files
-from xe_forge.kb.schema import Entry, Problem
+from xe_forge.kb.schema import Entry, KbProblem
 from xe_forge.paths import data_dir
 from xe_forge.targets.base import Toolchain
 
@@ -73,10 +73,10 @@ class KnowledgeBase:
                 and (toolchain is None or toolchain.satisfies(e.toolchain))]
 
 
-def read_layer(path: Path) -> tuple[list[Entry], list[Problem]]:
+def read_layer(path: Path) -> tuple[list[Entry], list[KbProblem]]:
     """Every entry of one directory (or file), with the problems found reading it."""
     entries: list[Entry] = []
-    problems: list[Problem] = []
+    problems: list[KbProblem] = []
     for file in yaml_files(path):
         found, trouble = read_file(file)
         entries.extend(found)
@@ -84,7 +84,7 @@ def read_layer(path: Path) -> tuple[list[Entry], list[Problem]]:
     first: dict[str, Entry] = {}
     for entry in entries:
         if entry.id in first:
-            problems.append(Problem(file=entry.file or path, line=entry.line,
+            problems.append(KbProblem(file=entry.file or path, line=entry.line,
                                     message=f"duplicate id '{entry.id}' (first defined at {first[entry.id].where})"))
         else:
             first[entry.id] = entry

@@ -12,7 +12,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from xe_forge.kb.schema import Entry, Problem
+from xe_forge.kb.schema import Entry, KbProblem
 
 YAML_SUFFIXES = (".yaml", ".yml")
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C parser is ~10x faster when present
@@ -58,24 +58,24 @@ def _duplicate_keys(node: yaml.Node) -> list[tuple[str, int]]:
     return found
 
 
-def _entry_nodes(root: yaml.Node | None, file: Path, problems: list[Problem]) -> list[yaml.Node]:
+def _entry_nodes(root: yaml.Node | None, file: Path, problems: list[KbProblem]) -> list[yaml.Node]:
     if root is None:
         return []
     if not isinstance(root, yaml.MappingNode):
-        problems.append(Problem(file=file, line=root.start_mark.line + 1,
+        problems.append(KbProblem(file=file, line=root.start_mark.line + 1,
                                 message="top level must be a mapping with an 'entries:' list"))
         return []
     keys = {getattr(k, "value", None): (k, v) for k, v in root.value}
     for name, (key, _) in keys.items():
         if name != "entries":
-            problems.append(Problem(file=file, line=key.start_mark.line + 1,
+            problems.append(KbProblem(file=file, line=key.start_mark.line + 1,
                                     message=f"unknown top-level key '{name}' (only 'entries:' is allowed)"))
     if "entries" not in keys:
-        problems.append(Problem(file=file, line=1, message="missing top-level 'entries:' list"))
+        problems.append(KbProblem(file=file, line=1, message="missing top-level 'entries:' list"))
         return []
     seq = keys["entries"][1]
     if not isinstance(seq, yaml.SequenceNode):
-        problems.append(Problem(file=file, line=seq.start_mark.line + 1, message="'entries:' must be a list"))
+        problems.append(KbProblem(file=file, line=seq.start_mark.line + 1, message="'entries:' must be a list"))
         return []
     return list(seq.value)
 
@@ -86,13 +86,13 @@ def _format_error(error: dict[str, Any]) -> str:
     return f"{loc}: {message}" if loc else message
 
 
-def read_file(file: Path) -> tuple[list[Entry], list[Problem]]:
+def read_file(file: Path) -> tuple[list[Entry], list[KbProblem]]:
     """Parse and validate one file. Entries that fail validation are left out and reported."""
-    problems: list[Problem] = []
+    problems: list[KbProblem] = []
     try:
         text = file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
-        return [], [Problem(file=file, line=0, message=f"cannot read: {err}")]
+        return [], [KbProblem(file=file, line=0, message=f"cannot read: {err}")]
     try:  # compose once (keeps line marks), then build the Python data from the same nodes
         loader = _Loader(text)
         try:
@@ -103,23 +103,23 @@ def read_file(file: Path) -> tuple[list[Entry], list[Problem]]:
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         line = mark.line + 1 if mark is not None else 0
-        return [], [Problem(file=file, line=line, message=f"YAML syntax error: {getattr(err, 'problem', err)}")]
+        return [], [KbProblem(file=file, line=line, message=f"YAML syntax error: {getattr(err, 'problem', err)}")]
     nodes = _entry_nodes(root, file, problems)
     raw_items = data.get("entries") if isinstance(data, dict) and isinstance(data.get("entries"), list) else []
     entries: list[Entry] = []
     for node, raw in zip(nodes, raw_items, strict=False):
         line = node.start_mark.line + 1
         for key, key_line in _duplicate_keys(node):
-            problems.append(Problem(file=file, line=key_line, message=f"key '{key}' given twice"))
+            problems.append(KbProblem(file=file, line=key_line, message=f"key '{key}' given twice"))
         if not isinstance(raw, dict):
-            problems.append(Problem(file=file, line=line, message="an entry must be a mapping"))
+            problems.append(KbProblem(file=file, line=line, message="an entry must be a mapping"))
             continue
         label = f"entry '{raw.get('id', '?')}'"
         try:
             entry = Entry.model_validate(raw)
         except ValidationError as err:
             for error in err.errors():
-                problems.append(Problem(file=file, line=_node_line(node, tuple(error["loc"])),
+                problems.append(KbProblem(file=file, line=_node_line(node, tuple(error["loc"])),
                                         message=f"{label}: {_format_error(error)}"))
             continue
         entries.append(entry.located(file, line))

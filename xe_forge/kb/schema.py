@@ -254,7 +254,7 @@ class Entry(_Strict):
         return path
 
 
-class Problem(BaseModel):
+class KbProblem(BaseModel):
     """One finding of `kb validate`: where it is and what is wrong."""
 
     file: Path

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from xe_forge.kb.consistency import contradictions
 from xe_forge.kb.loader import read_layer
-from xe_forge.kb.schema import Entry, Problem
+from xe_forge.kb.schema import Entry, KbProblem
 
 IMPORT_TIMEOUT_S = 180
 REQUIRED_NAMES = ("Model", "get_inputs", "get_init_inputs")
@@ -59,28 +59,28 @@ def import_examples(files: list[Path]) -> dict[Path, str | None]:
     return {Path(path): error for path, error in results.items()}
 
 
-def example_problems(entries: list[Entry]) -> list[Problem]:
-    problems: list[Problem] = []
+def example_problems(entries: list[Entry]) -> list[KbProblem]:
+    problems: list[KbProblem] = []
     to_import: dict[Path, Entry] = {}
     for entry in entries:
         path = entry.example_file()
         if path is None:
             continue
         if not path.is_file():
-            problems.append(Problem(file=entry.file or path, line=entry.line,
+            problems.append(KbProblem(file=entry.file or path, line=entry.line,
                                     message=f"entry '{entry.id}': example file {entry.example.path} not found"))
         else:
             to_import[path.resolve()] = entry
     for path, error in import_examples(sorted(to_import)).items():
         if error is not None:
             entry = to_import[path.resolve()]
-            problems.append(Problem(file=entry.file or path, line=entry.line,
+            problems.append(KbProblem(file=entry.file or path, line=entry.line,
                                     message=f"entry '{entry.id}': example {entry.example.path} {error}"))
     return problems
 
 
 def validate_paths(paths: Iterable[Path], *, context: Iterable[Entry] = (),
-                   import_check: bool = True) -> list[Problem]:
+                   import_check: bool = True) -> list[KbProblem]:
     """Every problem in the entry files under `paths`, treated as one layer.
 
     Args:
@@ -90,12 +90,12 @@ def validate_paths(paths: Iterable[Path], *, context: Iterable[Entry] = (),
             reported.
         import_check: import example kernels under the interpreter (slow: one child process).
     """
-    problems: list[Problem] = []
+    problems: list[KbProblem] = []
     entries: list[Entry] = []
     for path in paths:
         path = Path(path)
         if not path.exists():
-            problems.append(Problem(file=path, line=0, message="no such file or directory"))
+            problems.append(KbProblem(file=path, line=0, message="no such file or directory"))
             continue
         found, trouble = read_layer(path)
         entries.extend(found)
@@ -103,7 +103,7 @@ def validate_paths(paths: Iterable[Path], *, context: Iterable[Entry] = (),
     seen: dict[str, Entry] = {}
     for entry in entries:  # duplicates across the given paths (read_layer caught those within one)
         if entry.id in seen and seen[entry.id] is not entry:
-            problems.append(Problem(file=entry.file or Path("?"), line=entry.line,
+            problems.append(KbProblem(file=entry.file or Path("?"), line=entry.line,
                                     message=f"duplicate id '{entry.id}' (first defined at {seen[entry.id].where})"))
         seen.setdefault(entry.id, entry)
     if import_check:

@@ -6,7 +6,7 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, Field
 
-from xe_forge.analysis import Issue
+from xe_forge.pipeline.analyze import Issue
 from xe_forge.stages import StageSpec
 
 

@@ -18,9 +18,9 @@ from typing import Any
 import dspy
 from pydantic import BaseModel
 
-from xe_forge.analysis import Issue
 from xe_forge.config import Settings
 from xe_forge.errors import EnvError
+from xe_forge.pipeline.analyze import Issue
 from xe_forge.prompting import render
 from xe_forge.proposers.base import Proposal, StageRequest
 

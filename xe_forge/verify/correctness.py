@@ -15,8 +15,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from xe_forge.kernel import build_case, model_class
-from xe_forge.spec import Spec, Variant
+from xe_forge.problem.cases import build_case, model_class
+from xe_forge.problem.spec import Spec, Variant
 from xe_forge.verify.hooks import count_launches, poisoned_allocations, torch_compute_audit
 from xe_forge.verify.models import Comparison, CorrectnessReport, Finding, TrialResult
 

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from xe_forge.kernel import Problem
+from xe_forge.problem.kernel import Problem
 from xe_forge.targets import get_device, resolve_target
 from xe_forge.verify.models import CorrectnessReport, Finding, Timing, Verdict
 from xe_forge.verify.sandbox import Worker
@@ -194,7 +194,7 @@ def input_allowance(problem: Problem, extra: Iterable[str] = ()) -> set[str]:
 
 
 def allowance_from_file(path: Path) -> set[str]:
-    from xe_forge.kernel import read_source
+    from xe_forge.problem.kernel import read_source
     from xe_forge.verify.static import torch_ops_of
 
     return torch_ops_of(read_source(path, "baseline").source)

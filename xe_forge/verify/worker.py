@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from xe_forge.spec import Spec
+from xe_forge.problem.spec import Spec
 
 
 class Job(BaseModel):
@@ -81,7 +81,7 @@ def _patched_result(names: list[str], stage: str) -> dict[str, Any]:
 
 
 def handle(job: Job, device: Any, guard: Any = None) -> dict[str, Any]:
-    from xe_forge.kernel import import_from_path, unseen_batch_sizes
+    from xe_forge.problem.cases import import_from_path, unseen_batch_sizes
     from xe_forge.verify.correctness import BadInput, check_variant, describe, error_line
     from xe_forge.verify.models import Finding
 
@@ -152,7 +152,7 @@ def _time(job: Job, device: Any, ref_mod, cand_mod, spec, variant, guard: Any = 
     """Candidate against its baseline (the stage's input kernel, or eager PyTorch), interleaved."""
     import torch
 
-    from xe_forge.kernel import build_case, import_from_path
+    from xe_forge.problem.cases import build_case, import_from_path
     from xe_forge.verify.correctness import ModelPair, run_dtype
     from xe_forge.verify.timing import interleaved
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from xe_forge.proposers.rules.context import Context, per_kernel, register
+from xe_forge.proposers.rules.context import RecipeContext, per_kernel, register
 from xe_forge.proposers.rules.cst_tools import Edit, call_name, walk
 from xe_forge.proposers.rules.kernels import Kernel
 from xe_forge.proposers.rules.models import Applied, NotApplicable
@@ -33,7 +33,7 @@ def _to_exp2(updated: cst.CSTNode) -> cst.CSTNode:
     return updated.with_changes(func=func, args=[cst.Arg(scaled)])
 
 
-def _exp_calls(ctx: Context, kernel: Kernel) -> tuple[dict[cst.CSTNode, Edit], str]:
+def _exp_calls(ctx: RecipeContext, kernel: Kernel) -> tuple[dict[cst.CSTNode, Edit], str]:
     calls = [
         n for n in walk(kernel.node.body)
         if isinstance(n, cst.Call) and call_name(n) in EXP_CALLS and len(n.args) == 1 and n.args[0].keyword is None
@@ -45,5 +45,5 @@ def _exp_calls(ctx: Context, kernel: Kernel) -> tuple[dict[cst.CSTNode, Edit], s
 
 
 @register("exp2-activations")
-def exp2_activations(ctx: Context) -> Applied:
+def exp2_activations(ctx: RecipeContext) -> Applied:
     return per_kernel(ctx, _exp_calls, "rewrite tl.exp as tl.exp2")

@@ -13,7 +13,7 @@ from typing import Any
 
 import libcst as cst
 
-from xe_forge.proposers.rules.context import Context, per_kernel, register
+from xe_forge.proposers.rules.context import RecipeContext, per_kernel, register
 from xe_forge.proposers.rules.cst_tools import Edit, walk
 from xe_forge.proposers.rules.grid import grid_only_bindings, grid_var_private, match_sites, within
 from xe_forge.proposers.rules.kernels import Kernel, size_params, stored_and_read_pointers
@@ -35,7 +35,7 @@ def triton_alias(module: cst.Module) -> str:
     raise NotApplicable("the file does not `import triton`, so triton.autotune cannot be referenced")
 
 
-def config_space(ctx: Context, kernel: Kernel) -> tuple[str | None, list[dict[str, Any]]]:
+def config_space(ctx: RecipeContext, kernel: Kernel) -> tuple[str | None, list[dict[str, Any]]]:
     """The first config-space entry with configs for the kernel's class (gemm-epilogue falls back to gemm)."""
     classes = [kernel.problem_class] + (["gemm"] if kernel.problem_class == "gemm-epilogue" else [])
     satisfies = getattr(ctx.toolchain, "satisfies", None)
@@ -50,7 +50,7 @@ def config_space(ctx: Context, kernel: Kernel) -> tuple[str | None, list[dict[st
     raise NotApplicable(f"no config space for problem class '{kernel.problem_class}' on {ctx.target}")
 
 
-def _host_uses(ctx: Context, launch: Launch, value: TileValue) -> bool:
+def _host_uses(ctx: RecipeContext, launch: Launch, value: TileValue) -> bool:
     """Whether host code other than the launch and its grid reads the tile's variable."""
     if value.binding is None:
         return False
@@ -62,7 +62,7 @@ def _host_uses(ctx: Context, launch: Launch, value: TileValue) -> bool:
     return any(not within(use, roots) for use in uses_of(scope, value.binding.name))
 
 
-def _tunable_tiles(ctx: Context, kernel: Kernel, launches: list[Launch], keys: list[str]) -> tuple[list[str], list[str]]:
+def _tunable_tiles(ctx: RecipeContext, kernel: Kernel, launches: list[Launch], keys: list[str]) -> tuple[list[str], list[str]]:
     tunable, notes = list(keys), []
     for launch in launches:
         usable, why = launch_tiles(ctx, kernel, launch, keys)
@@ -75,7 +75,7 @@ def _tunable_tiles(ctx: Context, kernel: Kernel, launches: list[Launch], keys: l
     return tunable, notes
 
 
-def _launch_defaults(ctx: Context, launches: list[Launch], tiles: list[str]) -> dict[str, int]:
+def _launch_defaults(ctx: RecipeContext, launches: list[Launch], tiles: list[str]) -> dict[str, int]:
     """The value each tuned tile has at the launches today: it fills configs that do not set it
     (the autotuner passes only what a config holds, and the launch no longer passes the tile)."""
     defaults: dict[str, int] = {}
@@ -86,7 +86,7 @@ def _launch_defaults(ctx: Context, launches: list[Launch], tiles: list[str]) -> 
     return defaults
 
 
-def _configs(ctx: Context, raw: list[dict[str, Any]], tiles: list[str], defaults: dict[str, int]) -> list[dict[str, Any]]:
+def _configs(ctx: RecipeContext, raw: list[dict[str, Any]], tiles: list[str], defaults: dict[str, int]) -> list[dict[str, Any]]:
     configs: list[dict[str, Any]] = []
     for config in raw:
         if any(k not in config and k not in defaults for k in tiles):
@@ -148,7 +148,7 @@ def _dead_statements(scope: cst.CSTNode, bindings: list) -> dict[cst.CSTNode, Ed
     }
 
 
-def _autotune_kernel(ctx: Context, kernel: Kernel, used: list[str | None]) -> tuple[dict[cst.CSTNode, Edit], str]:
+def _autotune_kernel(ctx: RecipeContext, kernel: Kernel, used: list[str | None]) -> tuple[dict[cst.CSTNode, Edit], str]:
     if kernel.autotune is not None:
         raise NotApplicable("kernel already wrapped in @triton.autotune")
     if kernel.has_heuristics:
@@ -186,7 +186,7 @@ def _autotune_kernel(ctx: Context, kernel: Kernel, used: list[str | None]) -> tu
 
 
 @register("autotune")
-def autotune(ctx: Context) -> Applied:
+def autotune(ctx: RecipeContext) -> Applied:
     used: list[str | None] = []
     applied = per_kernel(ctx, lambda c, k: _autotune_kernel(c, k, used), "autotune")
     return Applied(code=applied.code, rationale=applied.rationale, entry_id=used[0] if used else None)

@@ -1,6 +1,6 @@
 """What a transform receives, the registry of transforms by recipe name, and per-kernel application.
 
-Every transform is a function `(Context) -> Applied` that raises NotApplicable with a precise
+Every transform is a function `(RecipeContext) -> Applied` that raises NotApplicable with a precise
 reason when a precondition fails. Most transforms work kernel by kernel; `per_kernel` runs one over
 every kernel of the file, keeps the edits of those that apply and explains the others.
 """
@@ -25,7 +25,7 @@ PROBLEM_CLASSES = ("gemm", "gemm-epilogue", "reduction", "elementwise", "attenti
 
 
 @dataclass
-class Context:
+class RecipeContext:
     """One recipe applied to one kernel file."""
 
     source: str
@@ -76,7 +76,7 @@ _NEEDS_DOT = re.compile(r"\b(uses|with|calls|has) (a )?tl\.dot\b")
 _NO_DOT = re.compile(r"\b(no|without) tl\.dot\b")
 
 
-def precondition_gate(ctx: Context, kernel: Kernel) -> None:
+def precondition_gate(ctx: RecipeContext, kernel: Kernel) -> None:
     """Enforce the preconditions that name the problem class ("the kernel uses tl.dot", "the kernel
     has no tl.dot"): a GEMM's 32-warp launch recipe must not land on its elementwise epilogue kernel."""
     is_dot = kernel.uses_dot
@@ -85,7 +85,7 @@ def precondition_gate(ctx: Context, kernel: Kernel) -> None:
             raise NotApplicable(f"precondition '{text}' does not hold for this {kernel.problem_class} kernel")
 
 
-Transform = Callable[[Context], Applied]
+Transform = Callable[[RecipeContext], Applied]
 REGISTRY: dict[str, Transform] = {}
 
 
@@ -97,10 +97,10 @@ def register(name: str) -> Callable[[Transform], Transform]:
     return wrap
 
 
-KernelStep = Callable[[Context, Kernel], tuple[dict[cst.CSTNode, Edit], str]]
+KernelStep = Callable[[RecipeContext, Kernel], tuple[dict[cst.CSTNode, Edit], str]]
 
 
-def per_kernel(ctx: Context, step: KernelStep, what: str) -> Applied:
+def per_kernel(ctx: RecipeContext, step: KernelStep, what: str) -> Applied:
     """Run `step` (edits and a short phrase) on every kernel; one Applied for all that apply.
 
     Edits from different kernels touch disjoint nodes except at shared host code; a kernel whose

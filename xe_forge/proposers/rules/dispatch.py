@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from xe_forge.proposers.rules import activations, autotune, dtype, launch_options, swizzle, tiles  # noqa: F401
-from xe_forge.proposers.rules.context import REGISTRY, Context
+from xe_forge.proposers.rules.context import REGISTRY, RecipeContext
 from xe_forge.proposers.rules.models import Applied, NotApplicable, Proposal, Skip
 from xe_forge.proposers.rules.options import ToolchainLike
 
@@ -38,7 +38,7 @@ def _toolchain_ok(entry: dict[str, Any], toolchain: ToolchainLike) -> str | None
     return None
 
 
-def _apply(name: str, ctx: Context) -> Applied:
+def _apply(name: str, ctx: RecipeContext) -> Applied:
     try:
         return REGISTRY[name](ctx)
     except NotApplicable:
@@ -90,7 +90,7 @@ def propose_rules(
         if problem:
             skips.append(Skip(recipe=name, entry_id=entry_id, reason=problem))
             continue
-        ctx = Context(source=source, params=dict(recipe.get("params") or {}), target=target, toolchain=toolchain,
+        ctx = RecipeContext(source=source, params=dict(recipe.get("params") or {}), target=target, toolchain=toolchain,
                       stage=stage, config_spaces=list(config_spaces),
                       preconditions=[str(p) for p in recipe.get("preconditions") or []])
         try:

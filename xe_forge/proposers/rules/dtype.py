@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from xe_forge.proposers.rules.context import Context, per_kernel, register
+from xe_forge.proposers.rules.context import RecipeContext, per_kernel, register
 from xe_forge.proposers.rules.cst_tools import Edit, apply_edits, call_name, code_of, dotted, read_names, walk
 from xe_forge.proposers.rules.kernels import DOT_CALLS, Kernel
 from xe_forge.proposers.rules.launches import uses_of
@@ -80,7 +80,7 @@ def _accumulate(node: cst.CSTNode, dot: cst.Call) -> tuple[cst.CSTNode, str] | N
     return None
 
 
-def _drop_upcasts(ctx: Context, kernel: Kernel) -> tuple[dict[cst.CSTNode, Edit], str]:
+def _drop_upcasts(ctx: RecipeContext, kernel: Kernel) -> tuple[dict[cst.CSTNode, Edit], str]:
     dots = [n for n in walk(kernel.node.body) if isinstance(n, cst.Call) and call_name(n) in DOT_CALLS]
     if not dots:
         raise NotApplicable("kernel has no tl.dot")
@@ -129,7 +129,7 @@ def _fused_accumulate(acc: str) -> Edit:
 
 
 @register("drop-dot-upcast")
-def drop_dot_upcast(ctx: Context) -> Applied:
+def drop_dot_upcast(ctx: RecipeContext) -> Applied:
     return per_kernel(ctx, _drop_upcasts, "drop tl.dot upcasts")
 
 
@@ -170,7 +170,7 @@ def _host_fp64_edits(fn: cst.FunctionDef) -> tuple[dict[cst.CSTNode, Edit], list
     return edits, kept
 
 
-def _fp64_host_and_kernels(ctx: Context) -> tuple[dict[cst.CSTNode, Edit], list[str], list[str]]:
+def _fp64_host_and_kernels(ctx: RecipeContext) -> tuple[dict[cst.CSTNode, Edit], list[str], list[str]]:
     edits: dict[cst.CSTNode, Edit] = {}
     where: list[str] = []
     for kernel in ctx.kernels.values():
@@ -191,7 +191,7 @@ def _fp64_host_and_kernels(ctx: Context) -> tuple[dict[cst.CSTNode, Edit], list[
 
 
 @register("fp64-to-fp32")
-def fp64_to_fp32(ctx: Context) -> Applied:
+def fp64_to_fp32(ctx: RecipeContext) -> Applied:
     edits, where, kept = _fp64_host_and_kernels(ctx)
     if not edits:
         if kept:

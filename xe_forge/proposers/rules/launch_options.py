@@ -11,7 +11,7 @@ from typing import Any
 
 import libcst as cst
 
-from xe_forge.proposers.rules.context import Context, per_kernel, register
+from xe_forge.proposers.rules.context import RecipeContext, per_kernel, register
 from xe_forge.proposers.rules.cst_tools import Edit, append_items, int_value, literal
 from xe_forge.proposers.rules.kernels import Kernel
 from xe_forge.proposers.rules.launches import LAUNCH_OPTIONS, launches_of
@@ -27,7 +27,7 @@ def _literal_value(node: cst.BaseExpression) -> Any:
     return node  # not a literal: never equal to a wanted value
 
 
-def _set_options(ctx: Context, kernel: Kernel) -> tuple[dict[cst.CSTNode, Edit], str]:
+def _set_options(ctx: RecipeContext, kernel: Kernel) -> tuple[dict[cst.CSTNode, Edit], str]:
     if kernel.autotune is not None:
         raise NotApplicable("kernel is wrapped in @triton.autotune; its configs own the launch options")
     wanted = {k: v for k, v in ctx.class_params(kernel).items() if k in LAUNCH_OPTIONS}
@@ -62,5 +62,5 @@ def _set_options(ctx: Context, kernel: Kernel) -> tuple[dict[cst.CSTNode, Edit],
 
 
 @register("launch-options")
-def launch_options(ctx: Context) -> Applied:
+def launch_options(ctx: RecipeContext) -> Applied:
     return per_kernel(ctx, _set_options, "set launch options")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from xe_forge.proposers.rules.context import Context, per_kernel, register
+from xe_forge.proposers.rules.context import RecipeContext, per_kernel, register
 from xe_forge.proposers.rules.cst_tools import (
     Edit,
     append_items,
@@ -69,7 +69,7 @@ def _axis_tile(kernel: Kernel, axis: int) -> str:
     return tiles[0]
 
 
-def _axis_size(ctx: Context, launch: Launch, grid: Grid, axis: int, tile: str) -> str:
+def _axis_size(ctx: RecipeContext, launch: Launch, grid: Grid, axis: int, tile: str) -> str:
     """The kernel parameter whose cdiv by `tile` sizes grid axis `axis` at this launch."""
     element = grid.axes[axis]  # type: ignore[index]
     if isinstance(element, cst.Name):
@@ -100,7 +100,7 @@ def _flat_grid(grid: Grid) -> cst.BaseExpression:
     return cst.Tuple([cst.Element(product, comma=cst.Comma())])
 
 
-def _swizzle(ctx: Context, kernel: Kernel) -> tuple[dict[cst.CSTNode, Edit], str]:
+def _swizzle(ctx: RecipeContext, kernel: Kernel) -> tuple[dict[cst.CSTNode, Edit], str]:
     group = ctx.params.get("GROUP_SIZE_M", 8)
     if not isinstance(group, int) or group < 1:
         raise NotApplicable(f"GROUP_SIZE_M={group!r} is not a positive int")
@@ -149,5 +149,5 @@ def _swizzle(ctx: Context, kernel: Kernel) -> tuple[dict[cst.CSTNode, Edit], str
 
 
 @register("group-swizzle")
-def group_swizzle(ctx: Context) -> Applied:
+def group_swizzle(ctx: RecipeContext) -> Applied:
     return per_kernel(ctx, _swizzle, "swizzle the grid")

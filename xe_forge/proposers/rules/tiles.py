@@ -13,7 +13,7 @@ from typing import Any
 
 import libcst as cst
 
-from xe_forge.proposers.rules.context import Context, per_kernel, register
+from xe_forge.proposers.rules.context import RecipeContext, per_kernel, register
 from xe_forge.proposers.rules.cst_tools import Edit, code_of, is_power_of_two, rewrite
 from xe_forge.proposers.rules.grid import (
     Grid,
@@ -28,7 +28,7 @@ from xe_forge.proposers.rules.launches import Launch, TileValue, launches_of, re
 from xe_forge.proposers.rules.models import Applied, NotApplicable
 
 
-def wanted_tiles(ctx: Context, kernel: Kernel) -> tuple[dict[str, int], list[str]]:
+def wanted_tiles(ctx: RecipeContext, kernel: Kernel) -> tuple[dict[str, int], list[str]]:
     """The recipe's tile values that are constexpr parameters of the kernel and legal sizes."""
     params: dict[str, Any] = {k: v for k, v in ctx.class_params(kernel).items() if k.isupper()}
     if not params:
@@ -53,7 +53,7 @@ def wanted_tiles(ctx: Context, kernel: Kernel) -> tuple[dict[str, int], list[str
     return legal, notes
 
 
-def _origin(ctx: Context, launch: Launch, value: TileValue) -> str:
+def _origin(ctx: RecipeContext, launch: Launch, value: TileValue) -> str:
     """Source of a computed tile value: the argument, or the assignment of the variable passed."""
     arg = value.arg.value
     if isinstance(arg, cst.Name):
@@ -63,7 +63,7 @@ def _origin(ctx: Context, launch: Launch, value: TileValue) -> str:
     return code_of(arg)
 
 
-def launch_tiles(ctx: Context, kernel: Kernel, launch: Launch, keys: list[str]) -> tuple[dict[str, TileValue], list[str]]:
+def launch_tiles(ctx: RecipeContext, kernel: Kernel, launch: Launch, keys: list[str]) -> tuple[dict[str, TileValue], list[str]]:
     """Tiles at this launch that can change, and why the others cannot."""
     usable: dict[str, TileValue] = {}
     notes: list[str] = []
@@ -80,7 +80,7 @@ def launch_tiles(ctx: Context, kernel: Kernel, launch: Launch, keys: list[str]) 
     return usable, notes
 
 
-def _grid_edits(ctx: Context, launch: Launch, grid: Grid, owner: dict[Site, str], wanted: dict[str, int],
+def _grid_edits(ctx: RecipeContext, launch: Launch, grid: Grid, owner: dict[Site, str], wanted: dict[str, int],
                 changing: list[TileValue]) -> dict[cst.CSTNode, Edit]:
     """New divisors in the grid. A grid variable another launch also uses gets a private copy at
     this launch; a shared intermediate of the grid is refused (changing it would break the other)."""
@@ -107,7 +107,7 @@ def _grid_edits(ctx: Context, launch: Launch, grid: Grid, owner: dict[Site, str]
     return site_edits
 
 
-def _set_tiles(ctx: Context, kernel: Kernel) -> tuple[dict[cst.CSTNode, Edit], str]:
+def _set_tiles(ctx: RecipeContext, kernel: Kernel) -> tuple[dict[cst.CSTNode, Edit], str]:
     if kernel.autotune is not None:
         raise NotApplicable("kernel is wrapped in @triton.autotune; its configs own the tile sizes")
     wanted, notes = wanted_tiles(ctx, kernel)
@@ -140,5 +140,5 @@ def _set_tiles(ctx: Context, kernel: Kernel) -> tuple[dict[cst.CSTNode, Edit], s
 
 
 @register("tile-sizes")
-def tile_sizes(ctx: Context) -> Applied:
+def tile_sizes(ctx: RecipeContext) -> Applied:
     return per_kernel(ctx, _set_tiles, "set tile sizes")

@@ -53,7 +53,7 @@ def waterfall_png(stages: list[dict[str, Any]]) -> bytes | None:
     measured = [(s["stage"], s.get("speedup") or 1.0) for s in stages if s.get("speed_verified")]
     if not measured:
         return None
-    from xe_forge.plots import new_figure, to_png
+    from xe_forge.pipeline.plots import new_figure, to_png
 
     fig, ax = new_figure()
     level = 1.0

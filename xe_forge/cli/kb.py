@@ -1,4 +1,4 @@
-"""`xe-forge kb ...`: thin commands over the knowledge-base library (parse, call, print)."""
+"""`xe-forge kb ...`: thin commands over the knowledge-base library (parse, call, print), and `kb distill`."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.markdown import Markdown
 from rich.table import Table
 
-from xe_forge.errors import ForgeError, InputError
+from xe_forge.cli.common import console, run_command
+from xe_forge.errors import InputError
 from xe_forge.kb.loader import KnowledgeBase, bundled_dir, default_user_dir, load_kb, read_layer
 from xe_forge.kb.render import render_entries, render_entry
 from xe_forge.kb.retrieve import fit_budget, rank
@@ -23,8 +23,6 @@ from xe_forge.kb.validate import validate_paths
 from xe_forge.targets.base import TARGETS, Toolchain
 
 kb_app = typer.Typer(help="Browse, search, validate and extend the knowledge base.", no_args_is_help=True)
-console = Console()
-err_console = Console(stderr=True)
 
 KbDirs = Annotated[list[Path] | None, typer.Option("--kb", help="Extra KB directory (repeatable), layered last.")]
 StageOpt = Annotated[str | None, typer.Option("--stage", help=f"One of: {', '.join(STAGES)}.")]
@@ -32,15 +30,11 @@ TargetOpt = Annotated[str | None, typer.Option("--target", help=f"One of: {', '.
 
 
 def _reports_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """A ForgeError becomes one line on stderr and its exit code, never a traceback."""
+    """The CLI's one error path (a ForgeError becomes one line and its exit code), for a command."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except ForgeError as err:
-            err_console.print(f"error: {err}", markup=False, highlight=False, soft_wrap=True)
-            raise typer.Exit(code=err.exit_code) from None
+        return run_command(fn, *args, **kwargs)
 
     return wrapper
 
@@ -146,4 +140,19 @@ def add(file: Path,
     user_dir = to or default_user_dir()
     ids = add_entry_file(file, user_dir, replace)
     console.print(f"added {len(ids)} entr{'y' if len(ids) == 1 else 'ies'} to {user_dir}: {', '.join(ids)}",
+                  markup=False, highlight=False)
+
+
+@kb_app.command("distill")
+@_reports_errors
+def distill(
+    run_id: Annotated[str, typer.Argument(help="Run whose verified wins become draft patterns.")],
+    run_dir: Annotated[Path, typer.Option("--run-dir", help="Where run directories live.")] = Path("runs"),
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="Draft file (default: RUN/distilled.yaml).")] = None,
+) -> None:
+    """Turn a run's accepted candidates into draft knowledge-base patterns, for review."""
+    from xe_forge.kb.distill import write_distilled
+
+    path, n = write_distilled(run_dir / run_id, output)
+    console.print(f"{n} draft entr{'y' if n == 1 else 'ies'} written to {path}; review, then `xe-forge kb add {path}`",
                   markup=False, highlight=False)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from xe_forge.kernel import load_problem
+from xe_forge.problem.kernel import load_problem
 from xe_forge.prompting import render
 from xe_forge.proposers.base import Attempt
 from xe_forge.proposers.llm import LLMClient, OptimizeStage, RefineStage, extract_code

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from xe_forge.kernel import Problem
+from xe_forge.problem.kernel import Problem
 from xe_forge.proposers.base import Attempt, Proposal, Proposer, StageRequest
 from xe_forge.verify.evaluate import Evaluator
 from xe_forge.verify.models import Finding, Verdict

@@ -10,8 +10,8 @@ import math
 
 from pydantic import BaseModel
 
-from xe_forge.kernel import Problem
-from xe_forge.spec import input_shapes
+from xe_forge.problem.kernel import Problem
+from xe_forge.problem.spec import input_shapes
 
 # (dense 16-bit matrix TFLOP/s, fp32 TFLOP/s, memory GB/s)
 PEAKS: dict[str, tuple[float, float, float]] = {
@@ -25,7 +25,7 @@ PEAKS: dict[str, tuple[float, float, float]] = {
 DTYPE_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2, "float64": 8, "int64": 8, "int32": 4, "int8": 1, "bool": 1}
 
 
-class ProblemContext(BaseModel):
+class ProblemFacts(BaseModel):
     variant: str | None
     shapes: dict[str, list[int]]
     dtype: str
@@ -49,11 +49,11 @@ class ProblemContext(BaseModel):
         return "\n".join(lines)
 
 
-def problem_context(problem: Problem, target: str) -> ProblemContext:
+def problem_facts(problem: Problem, target: str) -> ProblemFacts:
     variant = problem.variant_entry()
     spec = problem.spec
     if spec is None or variant is None:
-        return ProblemContext(variant=None, shapes={}, dtype="float32", flops=None, bytes_min=None,
+        return ProblemFacts(variant=None, shapes={}, dtype="float32", flops=None, bytes_min=None,
                               intensity=None, floor_ms=None, target=target)
     dtype = variant.dtype or "float32"
     shapes = {k: list(v) for k, v in input_shapes(spec, variant).items()}
@@ -65,5 +65,5 @@ def problem_context(problem: Problem, target: str) -> ProblemContext:
     floor = None
     if flops or nbytes:
         floor = max((flops or 0) / (peak * 1e12), nbytes / (bw * 1e9)) * 1e3
-    return ProblemContext(variant=problem.variant, shapes=shapes, dtype=dtype, flops=flops, bytes_min=nbytes,
+    return ProblemFacts(variant=problem.variant, shapes=shapes, dtype=dtype, flops=flops, bytes_min=nbytes,
                           intensity=(flops / nbytes) if flops and nbytes else None, floor_ms=floor, target=target)

@@ -1,20 +1,73 @@
-"""One function per command: load inputs, run the library, print, return the exit code."""
+"""`xe-forge check` and `xe-forge bench`: one verdict from the one evaluator, printed."""
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
+from typing import Annotated
 
+import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from xe_forge.cli.common import (
+    DeviceOpt,
+    JsonOpt,
+    KernelArg,
+    RefOpt,
+    SpecOpt,
+    TargetOpt,
+    TimeoutOpt,
+    VariantOpt,
+    console,
+    run_command,
+)
+from xe_forge.cli.render import timing_line, verdict_table
 from xe_forge.errors import InputError
-from xe_forge.kernel import load_problem
-from xe_forge.render import timing_line, verdict_table
+from xe_forge.problem.kernel import load_problem
 from xe_forge.verify.evaluate import Evaluator, allowance_from_file, declared_allowance, input_allowance
 from xe_forge.verify.models import Verdict
+
+
+def check(
+    candidate: KernelArg,
+    reference: RefOpt = None,
+    spec: SpecOpt = None,
+    variant: VariantOpt = None,
+    device: DeviceOpt = "auto",
+    target: TargetOpt = None,
+    baseline: Annotated[Path | None, typer.Option("--baseline", help="Kernel whose torch delegations (e.g. a cuDNN "
+                                                  "conv) the candidate may keep.")] = None,
+    allow_torch: Annotated[str, typer.Option("--allow-torch", help="Comma-separated torch ops the candidate may "
+                                             "call (e.g. self.conv,F.conv2d).")] = "",
+    no_unseen: Annotated[bool, typer.Option("--no-unseen", help="Skip the unseen-shape checks.")] = False,
+    trials: Annotated[int, typer.Option("--trials", help="Random-input trials.")] = 3,
+    timeout: TimeoutOpt = 300.0,
+    as_json: JsonOpt = False,
+) -> None:
+    """Verify a kernel against its reference: static checks, K trials, poisoning, ghost replay, unseen shapes."""
+    code = run_command(check_command, candidate, reference=reference, spec=spec, variant=variant, device=device,
+                       target=target, baseline=baseline, allow_torch=allow_torch, unseen=not no_unseen,
+                       trials=trials, timeout=timeout, as_json=as_json, console=console)
+    raise typer.Exit(code=code)
+
+
+def bench(
+    kernel: KernelArg,
+    reference: RefOpt = None,
+    spec: SpecOpt = None,
+    variant: VariantOpt = None,
+    device: DeviceOpt = "auto",
+    target: TargetOpt = None,
+    compile_ref: Annotated[bool, typer.Option("--compile", help="Also time torch.compile of the reference.")] = False,
+    timeout: TimeoutOpt = 600.0,
+    as_json: JsonOpt = False,
+) -> None:
+    """Time a kernel against its reference (interleaved, L2 flushed): median, spread, speedup, TFLOP/s."""
+    code = run_command(bench_command, kernel, reference=reference, spec=spec, variant=variant, device=device,
+                       target=target, compile_ref=compile_ref, timeout=timeout, as_json=as_json, console=console)
+    raise typer.Exit(code=code)
 
 
 def _print_json(console: Console, data: object) -> None:
@@ -77,57 +130,5 @@ def bench_command(kernel: Path, *, reference: Path | None, spec: Path | None, va
     for name, t in verdict.timings.items():
         table.add_row(name, f"{t.candidate_ms:.4f}", f"{t.baseline_ms:.4f}",
                       f"{t.speedup:.3f}x" + (" (faster)" if t.faster else ""), timing_line(t))
-    console.print(table)
-    return 0
-
-
-def doctor_command(*, as_json: bool, console: Console) -> int:
-    from xe_forge.config import load_settings
-    from xe_forge.paths import data_dir
-    from xe_forge.targets.base import registered
-
-    info: dict[str, object] = {"devices": {}}
-    for kind, cls in registered().items():
-        entry: dict[str, object] = {"available": False}
-        try:
-            if cls.available():
-                dev = cls()
-                entry = {"available": True, "toolchain": str(dev.toolchain()),
-                         "properties": dev.properties().model_dump()}
-                if hasattr(dev, "detected_target"):
-                    entry["target"] = dev.detected_target()
-        except Exception as exc:  # a broken driver is a finding, not a crash
-            entry = {"available": False, "error": f"{type(exc).__name__}: {exc}"}
-        info["devices"][kind] = entry  # type: ignore[index]
-    try:
-        import torch
-
-        info["torch"] = torch.__version__
-    except ImportError:
-        info["torch"] = "not installed (pip install 'xe-forge[cpu]')"
-    settings = load_settings()
-    info["llm"] = {"model": settings.model or "not configured (rules engine is the default)",
-                   "api_base": settings.api_base or "provider default", "api_key": settings.key_source() or "none set"}
-    info["knowledge_base"] = {"bundled": str(data_dir("knowledge_base")),
-                              "user": os.environ.get("XE_FORGE_KB_PATH", "not set")}
-    if as_json:
-        _print_json(console, info)
-        return 0
-    table = Table(title="xe-forge doctor")
-    table.add_column("item")
-    table.add_column("value", overflow="fold")
-    for kind, entry in info["devices"].items():  # type: ignore[union-attr]
-        if entry.get("available"):
-            props = entry["properties"]
-            value = f"{props['name']} ({props['compute_units']} units), {entry['toolchain']}"
-            value += f", target {entry['target']}" if "target" in entry else ""
-        else:
-            value = "not available" + (f": {entry['error']}" if "error" in entry else "")
-        table.add_row(f"device {kind}", value)
-    table.add_row("torch", str(info["torch"]))
-    for k, v in info["llm"].items():  # type: ignore[union-attr]
-        table.add_row(f"llm {k}", str(v))
-    for k, v in info["knowledge_base"].items():  # type: ignore[union-attr]
-        table.add_row(f"knowledge base ({k})", v)
     console.print(table)
     return 0

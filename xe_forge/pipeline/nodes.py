@@ -1,67 +1,25 @@
-"""The pipeline as a LangGraph state machine: baseline, analyze, plan, nine stage nodes, final_verify, report.
+"""The graph's nodes: baseline, analyze, plan, one CoVeR node per stage, final_verify, report.
 
-State holds only run data (JSON-able, checkpointed after every node in SQLite); the evaluator,
-proposers, store and progress display live in the run Context. Each stage node is the same CoVeR
-function with a different stages/*.yaml; routers only choose the next node.
+Each stage node is the same CoVeR function with a different stages/*.yaml.
 """
 
 from __future__ import annotations
 
-import operator
-from dataclasses import dataclass, field
-from typing import Annotated, Any, TypedDict
+from typing import Any
 
-from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
-from xe_forge.analysis import Issue, analyze_source, stages_with_issues
-from xe_forge.context import problem_context
-from xe_forge.cover import run_stage
 from xe_forge.errors import InputError
-from xe_forge.kernel import Problem
+from xe_forge.pipeline.analyze import Issue, analyze_source, stages_with_issues
+from xe_forge.pipeline.cover import run_stage
+from xe_forge.pipeline.state import ForgeState, RunContext
+from xe_forge.problem.roofline import problem_facts
 from xe_forge.prompting import render
 from xe_forge.proposers.base import StageRequest
-from xe_forge.stages import STAGE_NAMES, StageSpec, order_with_dependencies
-from xe_forge.verify.evaluate import Evaluator
+from xe_forge.stages import StageSpec, order_with_dependencies
 
 
-class ForgeState(TypedDict, total=False):
-    run_id: str
-    input_code: str
-    code: str
-    baseline: dict[str, Any]
-    issues: list[dict[str, Any]]
-    plan: list[str]
-    done: Annotated[list[str], operator.add]
-    outcomes: Annotated[list[dict[str, Any]], operator.add]
-    final: dict[str, Any]
-    status: str
-
-
-@dataclass
-class Context:
-    """Run-scoped objects the nodes use; never checkpointed."""
-
-    run_id: str
-    problem: Problem
-    evaluator: Evaluator
-    stages: dict[str, StageSpec]
-    allowance: set[str]
-    target: str
-    toolchain: Any
-    kb: Any
-    rules: Any = None
-    llm: Any = None
-    store: Any = None
-    progress: Any = None
-    max_iters: int = 4
-    only_stages: list[str] | None = None
-    kb_budget: int = 2500
-    engine: str = "rules"
-    extras: dict[str, Any] = field(default_factory=dict)
-
-
-def baseline_node(state: ForgeState, runtime: Runtime[Context]) -> dict[str, Any]:
+def baseline_node(state: ForgeState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     """The input kernel must pass against its reference, or there is nothing to optimize (exit 2)."""
     ctx = runtime.context
     ctx.progress.phase("baseline", "checking the input kernel against its reference")
@@ -73,13 +31,13 @@ def baseline_node(state: ForgeState, runtime: Runtime[Context]) -> dict[str, Any
     return {"baseline": verdict.model_dump(mode="json")}
 
 
-def analyze_node(state: ForgeState, runtime: Runtime[Context]) -> dict[str, Any]:
+def analyze_node(state: ForgeState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     ctx = runtime.context
     ctx.progress.phase("analyze", "looking for issues")
     issues = analyze_source(state["code"])
     if ctx.llm is not None:
         task = render("analyze.j2", target=ctx.target, toolchain=str(ctx.toolchain), stages=list(ctx.stages.values()),
-                      known=issues, context=problem_context(ctx.problem, ctx.target).render(), code=state["code"],
+                      known=issues, context=problem_facts(ctx.problem, ctx.target).render(), code=state["code"],
                       reference=ctx.problem.reference.source)
         found = [i for i in ctx.llm.analyze(task) if i.stage in ctx.stages]
         issues += [i for i in found if (i.stage, i.kind) not in {(j.stage, j.kind) for j in issues}]
@@ -87,7 +45,7 @@ def analyze_node(state: ForgeState, runtime: Runtime[Context]) -> dict[str, Any]
     return {"issues": [i.model_dump() for i in issues]}
 
 
-def plan_node(state: ForgeState, runtime: Runtime[Context]) -> dict[str, Any]:
+def plan_node(state: ForgeState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     """Order and skips; the user's --stages wins; hard dependencies are always respected."""
     ctx = runtime.context
     issues = [Issue(**i) for i in state["issues"]]
@@ -107,13 +65,13 @@ def plan_node(state: ForgeState, runtime: Runtime[Context]) -> dict[str, Any]:
     return {"plan": plan}
 
 
-def _can_serve(ctx: Context, stage: str) -> bool:
+def _can_serve(ctx: RunContext, stage: str) -> bool:
     """In rules mode a stage runs only if it has recipes; the LLM can serve any stage."""
     return ctx.llm is not None or bool(ctx.stages[stage].recipes)
 
 
 def make_stage_node(name: str):
-    def stage_node(state: ForgeState, runtime: Runtime[Context]) -> dict[str, Any]:
+    def stage_node(state: ForgeState, runtime: Runtime[RunContext]) -> dict[str, Any]:
         ctx = runtime.context
         spec = ctx.stages[name]
         issues = [Issue(**i) for i in state["issues"] if i["stage"] == name]
@@ -122,7 +80,7 @@ def make_stage_node(name: str):
             ctx.store.stage(ctx.run_id, name, "running")
         knowledge = _knowledge(ctx, spec, issues)
         request = StageRequest(stage=spec, code=state["code"], reference=ctx.problem.reference.source, issues=issues,
-                               knowledge=knowledge, context=problem_context(ctx.problem, ctx.target).render(),
+                               knowledge=knowledge, context=problem_facts(ctx.problem, ctx.target).render(),
                                target=ctx.target, toolchain=str(ctx.toolchain))
         proposers = [p for p in (ctx.rules, ctx.llm) if p is not None]
 
@@ -151,7 +109,7 @@ def make_stage_node(name: str):
     return stage_node
 
 
-def _knowledge(ctx: Context, spec: StageSpec, issues: list[Issue]) -> str:
+def _knowledge(ctx: RunContext, spec: StageSpec, issues: list[Issue]) -> str:
     if ctx.kb is None or ctx.llm is None:
         return ""
     from xe_forge.kb import render_entries, retrieve
@@ -164,7 +122,7 @@ def _knowledge(ctx: Context, spec: StageSpec, issues: list[Issue]) -> str:
     return render_entries(list({e.id: e for e in entries}.values()))
 
 
-def final_verify_node(state: ForgeState, runtime: Runtime[Context]) -> dict[str, Any]:
+def final_verify_node(state: ForgeState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     """Unseen shapes and a final interleaved timing of input vs output; a failure falls back to the input."""
     ctx = runtime.context
     ctx.progress.phase("final_verify", "unseen shapes and final timing")
@@ -178,16 +136,16 @@ def final_verify_node(state: ForgeState, runtime: Runtime[Context]) -> dict[str,
     return {"final": final}
 
 
-def report_node(state: ForgeState, runtime: Runtime[Context]) -> dict[str, Any]:
+def report_node(state: ForgeState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     ctx = runtime.context
-    from xe_forge.report import write_reports
+    from xe_forge.pipeline.report import write_reports
 
     status = state.get("status") or _status(state, ctx)
     write_reports(state, ctx, status)
     return {"status": status}
 
 
-def _status(state: ForgeState, ctx: Context) -> str:
+def _status(state: ForgeState, ctx: RunContext) -> str:
     final = state.get("final", {})
     if not final.get("verdict", {}).get("passed"):
         return "final verification failed"
@@ -197,33 +155,3 @@ def _status(state: ForgeState, ctx: Context) -> str:
     if timing is not None:
         return "improved" if timing.get("faster") else "no measured improvement"
     return "improved (speed unverified)"
-
-
-def next_stage(state: ForgeState) -> str:
-    """After plan and after every stage: the first planned stage not done yet, else final_verify."""
-    done = set(state.get("done", []))
-    for name in state.get("plan", []):
-        if name not in done:
-            return f"stage_{name}"
-    return "final_verify"
-
-
-def build_graph(checkpointer: Any = None):
-    graph = StateGraph(ForgeState, context_schema=Context)
-    graph.add_node("baseline", baseline_node)
-    graph.add_node("analyze", analyze_node)
-    graph.add_node("plan", plan_node)
-    stage_targets = [f"stage_{n}" for n in STAGE_NAMES]
-    for name in STAGE_NAMES:
-        graph.add_node(f"stage_{name}", make_stage_node(name))
-    graph.add_node("final_verify", final_verify_node)
-    graph.add_node("report", report_node)
-    graph.add_edge(START, "baseline")
-    graph.add_edge("baseline", "analyze")
-    graph.add_edge("analyze", "plan")
-    graph.add_conditional_edges("plan", next_stage, stage_targets + ["final_verify"])
-    for name in STAGE_NAMES:
-        graph.add_conditional_edges(f"stage_{name}", next_stage, stage_targets + ["final_verify"])
-    graph.add_edge("final_verify", "report")
-    graph.add_edge("report", END)
-    return graph.compile(checkpointer=checkpointer)

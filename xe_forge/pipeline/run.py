@@ -20,8 +20,8 @@ from pydantic import BaseModel
 
 from xe_forge.config import Settings
 from xe_forge.errors import EnvError, InputError
-from xe_forge.kernel import load_problem
-from xe_forge.progress import Progress
+from xe_forge.pipeline.progress import Progress
+from xe_forge.problem.kernel import load_problem
 from xe_forge.stages import load_stages, parse_stage_list
 from xe_forge.store import LLMCache, RunStore
 from xe_forge.verify.evaluate import Evaluator, input_allowance
@@ -127,8 +127,8 @@ def _load_kb(dirs: list[str]) -> Any:
 
 
 def _context(run_id, problem, evaluator, settings, engine, only, store, progress, args, run_dir, lm):
-    from xe_forge.graph import Context
-    from xe_forge.proposers.recipes import RulesProposer
+    from xe_forge.pipeline.state import RunContext
+    from xe_forge.proposers.rules.proposer import RulesProposer
 
     kb = evaluator.kb
     toolchain = getattr(evaluator.device, "target_toolchain", evaluator.device.toolchain)()
@@ -143,7 +143,7 @@ def _context(run_id, problem, evaluator, settings, engine, only, store, progress
 
         client = LLMClient(settings, lm=lm, cache=LLMCache(store), on_call=on_call)
         llm = LLMProposer(client, allowance=", ".join(sorted(allowance)))
-    return Context(run_id=run_id, problem=problem, evaluator=evaluator, stages=load_stages(), allowance=allowance,
+    return RunContext(run_id=run_id, problem=problem, evaluator=evaluator, stages=load_stages(), allowance=allowance,
                    target=evaluator.target, toolchain=toolchain, kb=kb,
                    rules=RulesProposer(kb, evaluator.target, toolchain), llm=llm, store=store, progress=progress,
                    max_iters=args.max_iters, only_stages=only, kb_budget=settings.kb_budget_tokens, engine=engine,
@@ -153,7 +153,7 @@ def _context(run_id, problem, evaluator, settings, engine, only, store, progress
 def _drive(ctx, run_dir: Path, run_id: str, input_code: str, *, resume: bool) -> dict[str, Any]:
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    from xe_forge.graph import build_graph
+    from xe_forge.pipeline.graph import build_graph
 
     conn = sqlite3.connect(run_dir / "checkpoints.sqlite", check_same_thread=False)
     try:

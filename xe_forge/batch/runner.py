@@ -1,6 +1,6 @@
 """`xe-forge batch`: many KernelBench-format problems, one worker per GPU, resumable.
 
-Each problem runs in its own process (`python -m xe_forge.batch_child`) that sees only its worker's
+Each problem runs in its own process (`python -m xe_forge.batch.child`) that sees only its worker's
 GPU, under a time limit; a crash or hang ends that process, never the batch. Everything is recorded
 in one SQLite file (batch.sqlite) so `--resume` skips finished problems and an unfinished one
 continues its own run (whose LLM cache replays answers already paid for).
@@ -162,7 +162,7 @@ class BatchStore:
 
 def _run_child(job_path: Path, env: dict[str, str], limit: float) -> tuple[str | None, str]:
     """Run one problem process; returns (None, '') when it finished, else (status, reason)."""
-    proc = subprocess.Popen([sys.executable, "-m", "xe_forge.batch_child", str(job_path)], env=env,
+    proc = subprocess.Popen([sys.executable, "-m", "xe_forge.batch.child", str(job_path)], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     _LIVE.add(proc)
     try:
@@ -180,7 +180,7 @@ def _run_child(job_path: Path, env: dict[str, str], limit: float) -> tuple[str |
 
 
 def run_batch(opts: BatchOptions, progress: Any = None) -> dict[str, Any]:
-    from xe_forge.batch_report import summarize, write_batch_report
+    from xe_forge.batch.report import summarize, write_batch_report
     from xe_forge.paths import data_dir
 
     problems = discover_problems(Path(opts.problems_dir), parse_only(opts.only))  # bad input: no out dir made
@@ -242,7 +242,7 @@ def run_batch(opts: BatchOptions, progress: Any = None) -> dict[str, Any]:
 
 
 def _solve(problem: ProblemFile, opts: BatchOptions, seeds_dir: Path, out: Path, env: dict[str, str]) -> dict:
-    from xe_forge.batch_child import ChildJob
+    from xe_forge.batch.child import ChildJob
 
     seed, spec = find_seed(seeds_dir, problem.id)
     run_id = f"p{problem.id:03d}-{problem.name[:40]}"

@@ -1,0 +1,46 @@
+"""What every command shares: the consoles, the one error path, and the options used by several commands."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from xe_forge.errors import ForgeError
+
+console = Console()
+err_console = Console(stderr=True)
+
+KernelArg = Annotated[Path, typer.Argument(help="Kernel file: Model/ModelNew launching @triton.jit kernels, "
+                                                "plus get_inputs() and get_init_inputs().")]
+RefOpt = Annotated[Path | None, typer.Option("--reference", "-r", help="PyTorch reference (KernelBench problem "
+                                             "file). Default: <stem>_pytorch.py beside the kernel, else the kernel "
+                                             "itself (correctness is then relative to the input).")]
+SpecOpt = Annotated[Path | None, typer.Option("--spec", "-s", help="Spec YAML (shapes, dtype, tolerances, unseen "
+                                              "shapes). Default: <stem>.yaml or spec.yaml beside the kernel.")]
+VariantOpt = Annotated[str | None, typer.Option("--variant", help="Spec variant to run (default: ci, else the "
+                                                "first declared).")]
+DeviceOpt = Annotated[str, typer.Option("--device", help="auto | xpu | cuda | cpu (auto: xpu, then cuda, then cpu).")]
+TargetOpt = Annotated[str | None, typer.Option("--target", help="Knowledge-base target: intel-xe2, intel-xe-hpc, "
+                                               "intel-xe-hpg, nvidia-sm90 (default: detected; CPU: intel-xe2).")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document instead of tables.")]
+TimeoutOpt = Annotated[float, typer.Option("--timeout", help="Seconds before a candidate run is killed.")]
+
+
+def _fail(err: ForgeError) -> typer.Exit:
+    err_console.print(f"[red]error:[/red] {escape(str(err))}", highlight=False, soft_wrap=True)
+    return typer.Exit(code=err.exit_code)
+
+
+def run_command(fn, *args, **kwargs) -> int:
+    """Call a library function; a ForgeError becomes one message and its exit code, never a traceback."""
+    try:
+        return fn(*args, **kwargs)
+    except ForgeError as err:
+        raise _fail(err) from None
+    except KeyboardInterrupt:
+        err_console.print("interrupted")
+        raise typer.Exit(code=130) from None
