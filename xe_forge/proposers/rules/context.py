@@ -36,6 +36,8 @@ class RecipeContext:
     config_spaces: list[dict[str, Any]] = field(default_factory=list)
     preconditions: list[str] = field(default_factory=list)
     """The recipe's human-readable preconditions; the few with a machine reading are enforced."""
+    reference: str = ""
+    """Source of the PyTorch reference (fuse-epilogue traces it); empty when there is none."""
     _grids: dict[int, Any] = field(default_factory=dict, repr=False)
 
     @cached_property

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from xe_forge.proposers.fusion import recipe as _fusion  # noqa: F401  (registers fuse-epilogue)
 from xe_forge.proposers.rules import activations, autotune, dtype, launch_options, swizzle, tiles  # noqa: F401
 from xe_forge.proposers.rules.context import REGISTRY, RecipeContext
 from xe_forge.proposers.rules.models import Applied, NotApplicable, Proposal, Skip
@@ -23,6 +24,7 @@ DEFAULT_EFFECTS = {
     "tile-sizes": "tiles at the matrix-engine granularity reuse each loaded element more and fill the hardware",
     "autotune": "the best tile shape and warp count depend on the problem size; autotuning picks them per size",
     "group-swizzle": "grouped tile order keeps operand panels in L2 across neighbouring programs",
+    "fuse-epilogue": "the GEMM output never round-trips through memory: the epilogue runs on the accumulator",
 }
 
 
@@ -55,6 +57,7 @@ def propose_rules(
     toolchain: ToolchainLike,
     recipes: list[dict[str, Any]],
     config_spaces: list[dict[str, Any]],
+    reference: str = "",
 ) -> tuple[list[Proposal], list[Skip]]:
     """Candidates from the recipe entries for this stage, target and toolchain, and the recipes skipped.
 
@@ -66,6 +69,7 @@ def propose_rules(
         toolchain: the run's Toolchain (name, version, satisfies()).
         recipes: KB recipe entries as plain dicts (id, recipe: {name, params, expected_effect}, ...).
         config_spaces: KB config_space entries for the target as plain dicts.
+        reference: the PyTorch reference's source (fuse-epilogue traces it).
 
     Example:
         >>> proposals, skips = propose_rules(src, stage="dtype", target="intel-xe2", toolchain=tc,
@@ -92,7 +96,7 @@ def propose_rules(
             continue
         ctx = RecipeContext(source=source, params=dict(recipe.get("params") or {}), target=target, toolchain=toolchain,
                       stage=stage, config_spaces=list(config_spaces),
-                      preconditions=[str(p) for p in recipe.get("preconditions") or []])
+                      preconditions=[str(p) for p in recipe.get("preconditions") or []], reference=reference)
         try:
             applied = _apply(name, ctx)
         except NotApplicable as err:

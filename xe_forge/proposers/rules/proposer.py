@@ -38,7 +38,8 @@ class RulesProposer:
         if not recipes:
             return []
         proposals, skips = propose_rules(request.code, stage=stage, target=self.target, toolchain=self.toolchain,
-                                         recipes=recipes, config_spaces=self._entries(stage, "config_space"))
+                                         recipes=recipes, config_spaces=self._entries(stage, "config_space"),
+                                         reference=request.reference)
         self.skips[stage] = [s.model_dump() for s in skips]
         return [Proposal(code=p.code, recipe=p.recipe, entry_id=p.entry_id, rationale=p.rationale,
                          expected_effect=p.expected_effect, source="rules") for p in proposals]
