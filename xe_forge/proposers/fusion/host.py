@@ -90,7 +90,8 @@ def _pool_factor(plan: Plan, node_id: str) -> int:
 def _launch(kernel: KernelText) -> list[str]:
     runtime = [a.host for a in kernel.args if not a.constexpr]
     keywords = {a.name: a.host for a in kernel.args if a.constexpr} | kernel.launch_keywords
-    lines = list(kernel.prelude) + [f"{kernel.name}[{kernel.grid}]("]
+    grid = f"grid{kernel.phase.index}"
+    lines = list(kernel.prelude) + [f"{grid} = {kernel.grid}", f"{kernel.name}[{grid}]("]
     for start in range(0, len(runtime), 6):
         lines.append("    " + ", ".join(runtime[start:start + 6]) + ",")
     if keywords:
@@ -127,7 +128,7 @@ def _model_init(trace: TraceResult) -> str:
     return textwrap.indent(init.rstrip() + "\n", "    ")
 
 
-def seed_tail(seed: str) -> str:
+def seed_tail(seed: str) -> tuple[str, str]:
     """get_inputs / get_init_inputs of the seed and the module constants and imports they read."""
     tree = ast.parse(seed)
     wanted = {"get_inputs", "get_init_inputs"}
@@ -149,8 +150,9 @@ def seed_tail(seed: str) -> str:
                and not any(a.name.split(".")[0] in ("torch", "triton") for a in n.names)
                and not (isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[0] in ("torch", "triton"))]
     parts = [ast.get_source_segment(seed, n) or "" for n in imports]
-    body = sorted(keep + functions, key=lambda n: n.lineno)
-    return "\n".join(parts), "\n\n".join(ast.get_source_segment(seed, n) or "" for n in body)
+    constants = "\n".join(ast.get_source_segment(seed, n) or "" for n in sorted(keep, key=lambda n: n.lineno))
+    functions_src = "\n\n\n".join(ast.get_source_segment(seed, n) or "" for n in functions)
+    return "\n".join(parts), "\n\n\n".join(p for p in (constants, functions_src) if p)
 
 
 def generate(trace: TraceResult, seed: str, options: EmitOptions, *, class_name: str, note: str) -> str:

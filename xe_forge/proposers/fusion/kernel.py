@@ -171,7 +171,7 @@ def write_kernel(plan: Plan, phase: Phase, host: HostNames, options: EmitOptions
     if gemm is not None:
         constexprs += ["BLOCK_K", "GROUP_SIZE_M", "DOT_PRECISION"]
         w.arg("DOT_PRECISION", "precision", constexpr=True)
-    runtime = [a for a in w.args if not a.constexpr]
+    runtime = sorted((a for a in w.args if not a.constexpr), key=_arg_order)
     extra = [a for a in w.args if a.constexpr and a.name not in constexprs]
     params = [a.name for a in runtime] + [f"{c}: tl.constexpr" for c in constexprs if c != "DOT_PRECISION"]
     params += [f"{a.name}: tl.constexpr" for a in extra]
@@ -190,6 +190,15 @@ def write_kernel(plan: Plan, phase: Phase, host: HostNames, options: EmitOptions
     grid, keywords, prelude = _launch(plan, phase, host, options)
     text = KernelText(name, f"{decorators}\n{signature}\n{body}\n", ordered, phase, grid, keywords, prelude)
     return text, prune, w.needs
+
+
+def _arg_order(arg: Arg) -> int:
+    """Pointers first, then sizes, strides and scalars: the order a reader expects."""
+    if arg.name.endswith("_ptr"):
+        return 0
+    if arg.name in ("M", "N", "K") or arg.name.startswith(("N_", "C_", "S_", "G_")):
+        return 1
+    return 2 if "stride" in arg.name else 3
 
 
 def _docstring(plan: Plan, phase: Phase) -> str:

@@ -167,7 +167,7 @@ class KernelWriter:
         else:
             pointer = self.arg(f"t_{name}_ptr", self.host.stored(node.id))
             sm, sc = space.count, "1"
-        address = f"{pointer} + offs_m[:, None] * {sm} + {space.offs}[None, :] * {sc}"
+        address = f"{pointer} + offs_m[:, None] * {sm} + {space.offs}[None, :]" + (f" * {sc}" if sc != "1" else "")
         return self.local(node.id, f"tl.load({address}, mask={space.mask2d}, other=0.0).to(tl.float32)")
 
     # ------------------------------------------------------------------ sinks
@@ -176,7 +176,8 @@ class KernelWriter:
         node = self.plan.node(node_id)
         space = self.space(node.cols)
         value = self.value(node_id, node.cols)
-        address = f"{pointer} + offs_m[:, None] * {stride_m} + {space.offs}[None, :] * {stride_c}"
+        address = f"{pointer} + offs_m[:, None] * {stride_m} + {space.offs}[None, :]" + (
+            f" * {stride_c}" if stride_c != "1" else "")
         self.emit(f"tl.store({address}, {value}.to({dtype}), mask={space.mask2d})")
 
     def sinks(self) -> None:
