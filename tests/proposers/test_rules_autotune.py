@@ -126,16 +126,18 @@ def test_autotune_hoists_a_private_grid_when_the_grid_variable_is_shared(tmp_pat
     assert h.check_each_config(code, tmp_path) == 4
 
 
-def test_autotune_keeps_a_tile_variable_that_a_shared_grid_reads(tmp_path: Path) -> None:
+def test_autotune_tunes_a_tile_variable_that_a_shared_grid_reads(tmp_path: Path) -> None:
     source = h.fixture_source("gemm_shared_grid").replace(
         "grid = (triton.cdiv(M, 16), triton.cdiv(N, 16))", "BM = 16\n        grid = (triton.cdiv(M, BM), triton.cdiv(N, 16))"
     ).replace("K, BLOCK_M=16, BLOCK_N=16, BLOCK_K=16)", "K, BLOCK_M=BM, BLOCK_N=16, BLOCK_K=16)")
     code = run(source, "autotune")[0][0].code
-    assert 'grid_2 = lambda META: (triton.cdiv(M, BM), triton.cdiv(N, META["BLOCK_N"]))' in code
-    assert "_mm_kernel[grid_2](x, self.weight, y, M, N, K, BLOCK_M=BM)" in code and "BM = 16" in code
+    assert 'grid_2 = lambda META: (triton.cdiv(M, META["BLOCK_M"]), triton.cdiv(N, META["BLOCK_N"]))' in code
+    assert "_mm_kernel[grid_2](x, self.weight, y, M, N, K)" in code and "BM = 16" in code  # the other launch's
     assert h.check_each_config(code, tmp_path) == 4
-    reasons = run(source, "tile-sizes", {"gemm": {"BLOCK_M": 32}})[1]
-    assert "`BM` also sizes the grid `grid` that another launch shares" in reasons[0]
+    tiled = run(source, "tile-sizes", {"gemm": {"BLOCK_M": 32}})[0][0].code  # BM stays 16 for the other launch
+    assert "_mm_kernel[(triton.cdiv(M, 32), triton.cdiv(N, 16))](x, self.weight, y, M, N, K, BLOCK_M=32," in tiled
+    assert "_add_bias_kernel[grid](" in tiled and "BM = 16" in tiled
+    h.check(tiled, tmp_path)
 
 
 @pytest.mark.parametrize(("fixture", "spaces", "reason"), [

@@ -93,7 +93,8 @@ def test_partial_application_names_the_kernels_left_alone() -> None:
         {"id": "t", "recipe": {"name": "tile-sizes", "params": {"reduction": {"BLOCK_P": 64}}}}])
     assert "BLOCK_P=64" in proposals[0].code
     assert proposals[0].rationale.endswith(
-        "(not applied to partial_sum_kernel: tile sizes BLOCK_P are not constexpr parameters of partial_sum_kernel).")
+        "(not applied to partial_sum_kernel: tile sizes BLOCK_P are not constexpr parameters of partial_sum_kernel "
+        "and no tile of it plays their role).")
 
 
 @pytest.mark.parametrize(("fixture", "classes"), [

@@ -157,7 +157,7 @@ def test_tile_sizes_give_one_launch_its_own_copy_of_a_shared_grid(tmp_path: Path
     ("softmax_rows", {"reduction": {"BLOCK_SIZE": 256}},
      "BLOCK_SIZE is computed at the launch (`BLOCK_SIZE = triton.next_power_of_2(n_cols)`)"),
     ("gemm_autotuned", {"gemm": {"BLOCK_M": 64}}, "its configs own the tile sizes"),
-    ("gemm_literal", {"gemm": {"BLOCK_SIZE": 64}}, "tile sizes BLOCK_SIZE are not constexpr parameters of matmul_kernel"),
+    ("gemm_literal", {"gemm": {"BLOCK_SIZE": 64}}, "BLOCK_SIZE are not constexpr parameters of matmul_kernel and no tile"),
     ("gemm_literal", {"elementwise": {"BLOCK_SIZE": 64}}, "nothing for matmul_kernel's problem class 'gemm'"),
     ("gemm_literal", {"gemm": {"BLOCK_M": 48}}, "BLOCK_M=48 is not a power of two >= 16"),
     ("gemm_literal", {"gemm": {"BLOCK_M": 32}}, "already uses these tile sizes"),
@@ -166,13 +166,18 @@ def test_tile_sizes_refusals(fixture: str, params: dict, reason: str) -> None:
     assert reason in refused(h.fixture_source(fixture), "tile-sizes", params)
 
 
-def test_tile_sizes_refuse_a_grid_that_hides_the_tile() -> None:
+def test_tile_sizes_rebuild_a_grid_that_hides_the_tile(tmp_path: Path) -> None:
     source = h.fixture_source("gemm_vars").replace(
         "grid = (triton.cdiv(M, BLOCK_M), triton.cdiv(N, BLOCK_N))", "grid = self.grid_for(M, N)")
-    reason = refused(source, "tile-sizes", {"gemm": {"BLOCK_M": 32}})
-    assert "does not show how it depends on BLOCK_M" in reason
+    proposals, _ = run(source, "tile-sizes", {"gemm": {"BLOCK_M": 32}})
+    assert "at its launch (grid rebuilt from the kernel)" in proposals[0].rationale
+    assert "[(triton.cdiv(M, 32), triton.cdiv(N, BLOCK_N))](" in proposals[0].code
+    assert "grid_for" not in proposals[0].code  # the helper-built grid only this launch read is gone
+    h.check(proposals[0].code, tmp_path)
 
 
-def test_tile_sizes_refuse_a_stray_literal_in_the_grid() -> None:
+def test_tile_sizes_rebuild_a_grid_with_a_stray_literal(tmp_path: Path) -> None:
     source = h.fixture_source("gemm_literal").replace("triton.cdiv(N, 32))", "triton.cdiv(N, 32) * 32 // 32)")
-    assert "outside a recognised division" in refused(source, "tile-sizes", {"gemm": {"BLOCK_N": 64}})
+    proposals, _ = run(source, "tile-sizes", {"gemm": {"BLOCK_N": 64}})
+    assert "outside a recognised division" in proposals[0].rationale or "grid rebuilt" in proposals[0].rationale
+    h.check(proposals[0].code, tmp_path)

@@ -26,12 +26,12 @@ def linear_fwd(X, W, B, Y, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.c
 
 
 @triton.jit
-def mul_leaky(Y, O, M, N, scale, slope, BM: tl.constexpr, BN: tl.constexpr):
+def mul_leaky(Y, OUT, M, N, scale, slope, BM: tl.constexpr, BN: tl.constexpr):
     rows = tl.program_id(axis=0) * BM + tl.arange(0, BM)
     cols = tl.program_id(axis=1) * BN + tl.arange(0, BN)
     inside = (rows[:, None] < M) & (cols[None, :] < N)
     v = tl.load(Y + rows[:, None] * N + cols[None, :], mask=inside, other=0.0) * scale
-    tl.store(O + rows[:, None] * N + cols[None, :], tl.where(v >= 0, v, v * slope).to(O.dtype.element_ty), mask=inside)
+    tl.store(OUT + rows[:, None] * N + cols[None, :], tl.where(v >= 0, v, v * slope).to(OUT.dtype.element_ty), mask=inside)
 
 
 class Model(nn.Module):

@@ -13,34 +13,49 @@ from typing import Any
 
 import libcst as cst
 
+from xe_forge.proposers.rules.autotune_launch import launch_edits
 from xe_forge.proposers.rules.context import RecipeContext, per_kernel, register
-from xe_forge.proposers.rules.cst_tools import Edit, walk
-from xe_forge.proposers.rules.grid import grid_only_bindings, grid_var_private, match_sites, within
+from xe_forge.proposers.rules.cst_tools import Edit, apply_edits, code_of, fresh_name, walk
 from xe_forge.proposers.rules.kernels import Kernel, size_params, stored_and_read_pointers
-from xe_forge.proposers.rules.launches import Launch, TileValue, launches_of, tile_value, uses_of
-from xe_forge.proposers.rules.meta_grid import plan_meta_grid
+from xe_forge.proposers.rules.launches import Launch, launches_of, tile_value
 from xe_forge.proposers.rules.models import Applied, NotApplicable
 from xe_forge.proposers.rules.options import CONFIG_KEYWORDS, legalize_config
-from xe_forge.proposers.rules.tiles import launch_tiles
+from xe_forge.proposers.rules.roles import map_keys
+from xe_forge.proposers.rules.synth import conflicting_reader
 
 
-def triton_alias(module: cst.Module) -> str:
-    """The name the file imports triton under (`import triton` / `import triton as tr`)."""
+def triton_alias(module: cst.Module) -> str | None:
+    """The name the file imports triton under (`import triton` / `import triton as tr`), else None."""
     for statement in module.body:
-        for small in getattr(statement, "body", []):
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
             if isinstance(small, cst.Import):
                 for alias in small.names:
                     if isinstance(alias.name, cst.Name) and alias.name.value == "triton":
                         return alias.asname.name.value if alias.asname else "triton"  # type: ignore[union-attr]
-    raise NotApplicable("the file does not `import triton`, so triton.autotune cannot be referenced")
+    return None
+
+
+def with_triton_import(code: str) -> str:
+    """`import triton` after the file's last top-level import (it only had `from triton import ...`)."""
+    module = cst.parse_module(code)
+    imports = [s for s in module.body if isinstance(s, cst.SimpleStatementLine)
+               and any(isinstance(x, cst.Import | cst.ImportFrom) for x in s.body)]
+    if not imports:
+        raise NotApplicable("the file has no top-level imports to add `import triton` to")
+    line = cst.parse_statement("import triton\n")
+    return apply_edits(module, {imports[-1]: lambda updated: cst.FlattenSentinel([updated, line])})
 
 
 def config_space(ctx: RecipeContext, kernel: Kernel) -> tuple[str | None, list[dict[str, Any]]]:
     """The first config-space entry with configs for the kernel's class (gemm-epilogue falls back to gemm)."""
     classes = [kernel.problem_class] + (["gemm"] if kernel.problem_class == "gemm-epilogue" else [])
     satisfies = getattr(ctx.toolchain, "satisfies", None)
+    named = ctx.params.get("config_space")
+    spaces = [e for e in ctx.config_spaces if e.get("id") == named] or ctx.config_spaces
     for name in classes:
-        for entry in ctx.config_spaces:
+        for entry in spaces:
             spec = entry.get("toolchain")
             if spec and satisfies is not None and not satisfies(spec):
                 continue
@@ -50,28 +65,23 @@ def config_space(ctx: RecipeContext, kernel: Kernel) -> tuple[str | None, list[d
     raise NotApplicable(f"no config space for problem class '{kernel.problem_class}' on {ctx.target}")
 
 
-def _host_uses(ctx: RecipeContext, launch: Launch, value: TileValue) -> bool:
-    """Whether host code other than the launch and its grid reads the tile's variable."""
-    if value.binding is None:
-        return False
-    scope = launch.scope or ctx.module
-    grid = ctx.grid(launch)
-    roots: list[cst.CSTNode] = [launch.call]
-    if grid.binding is None or grid_var_private(grid, scope):  # a shared grid counts as other host code
-        roots += [grid.root, *(b.value for b in grid_only_bindings(grid, scope, [value.arg.value]))]
-    return any(not within(use, roots) for use in uses_of(scope, value.binding.name))
-
-
 def _tunable_tiles(ctx: RecipeContext, kernel: Kernel, launches: list[Launch], keys: list[str]) -> tuple[list[str], list[str]]:
-    tunable, notes = list(keys), []
-    for launch in launches:
-        usable, why = launch_tiles(ctx, kernel, launch, keys)
-        notes += why
-        for key in keys:
-            if key in tunable and (key not in usable or _host_uses(ctx, launch, usable[key])):
-                tunable.remove(key)
-                if key in usable:
-                    notes.append(f"{key}'s variable is also used by host code")
+    """Config keys (kernel names) the configs may own: tiles that partition the grid or stride a
+    loop, and whose value no other host statement depends on (a buffer sized by the tile)."""
+    tunable, notes = [], []
+    for key in keys:
+        if not kernel.tunable(key):
+            notes.append(f"{key} neither partitions the grid nor strides a loop in {kernel.name}")
+            continue
+        readers = []
+        for launch in launches:
+            arg = launch.bound().get(key)
+            reader = conflicting_reader(ctx, launch, arg) if arg is not None else None
+            if reader is not None:
+                readers.append(f"{key} comes from `{code_of(arg.value)}`, which `{reader}` also reads")  # type: ignore[union-attr]
+        notes += readers
+        if not readers:
+            tunable.append(key)
     return tunable, notes
 
 
@@ -80,7 +90,7 @@ def _launch_defaults(ctx: RecipeContext, launches: list[Launch], tiles: list[str
     (the autotuner passes only what a config holds, and the launch no longer passes the tile)."""
     defaults: dict[str, int] = {}
     for key in tiles:
-        values = {tile_value(ctx.module, launch, key).value for launch in launches}  # type: ignore[union-attr]
+        values = {getattr(tile_value(ctx.module, launch, key), "value", None) for launch in launches}
         if len(values) == 1 and None not in values:
             defaults[key] = values.pop()  # type: ignore[assignment]
     return defaults
@@ -100,52 +110,36 @@ def _configs(ctx: RecipeContext, raw: list[dict[str, Any]], tiles: list[str], de
     return configs[: int(limit)] if limit else configs
 
 
-def _decorator(triton: str, configs: list[dict[str, Any]], key: list[str], restore: list[str]) -> cst.Decorator:
+def _decorator(triton: str, configs: list[dict[str, Any]], key: list[str], restore: list[str],
+               prune: str | None) -> cst.Decorator:
     lines = [f"{triton}.autotune(", "    configs=["]
     for config in configs:
         meta = {k: v for k, v in config.items() if k not in CONFIG_KEYWORDS}
         keywords = "".join(f", {k}={config[k]!r}" for k in CONFIG_KEYWORDS if k in config)
         lines.append(f"        {triton}.Config({json.dumps(meta)}{keywords}),")
     lines += ["    ],", f"    key={json.dumps(key)},"]
+    if prune:
+        lines.append(f'    prune_configs_by={{"early_config_prune": {prune}}},')
     if restore:
         lines.append(f"    restore_value={json.dumps(restore)},")
     lines.append(")")
     return cst.Decorator(decorator=cst.parse_expression("\n".join(lines)))
 
 
-def _strip_launch(launch: Launch, tiles: dict[str, TileValue]) -> Edit:
-    """Remove the tuned tiles and every launch option from the call; positional arguments after a
-    removed one become keywords so the rest still bind to the right parameters."""
-    removed = {id(v.arg) for v in tiles.values()} | {id(a) for a in launch.options().values()}
-    indices = [i for i, arg in enumerate(launch.call.args) if id(arg) in removed]
-    params = launch.kernel.params
-    first_gap = min((i for i in indices if launch.call.args[i].keyword is None), default=None)
-
-    def rewrite(updated: cst.CSTNode) -> cst.CSTNode:
-        assert isinstance(updated, cst.Call)
-        args = []
-        for i, arg in enumerate(updated.args):
-            if i in indices:
-                continue
-            if first_gap is not None and i > first_gap and arg.keyword is None and i < len(params):
-                arg = arg.with_changes(keyword=cst.Name(params[i]), equal=cst.AssignEqual(
-                    cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
-            args.append(arg)
-        if args and updated.args and args[-1] is not updated.args[-1]:
-            args[-1] = args[-1].with_changes(comma=updated.args[-1].comma)
-        return updated.with_changes(args=args)
-
-    return rewrite
-
-
-def _dead_statements(scope: cst.CSTNode, bindings: list) -> dict[cst.CSTNode, Edit]:
-    """The statement lines holding only these assignments, marked for removal."""
-    targets = {id(b.assign) for b in bindings if not b.at_module}
-    return {
-        line: cst.RemovalSentinel.REMOVE
-        for line in walk(scope)
-        if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 and id(line.body[0]) in targets
-    }
+def _prune(name: str, kernel: Kernel, tiles: list[str]) -> cst.FunctionDef | None:
+    """Dispatch by shape: drop configs whose tiles exceed the next power of two of the size they
+    tile (a batch of 7 rows must not get 256-row tiles); keep the smallest config when none fits."""
+    limits = {t: next(iter(kernel.tile_dims[t])) for t in tiles if len(kernel.tile_dims.get(t, ())) == 1}
+    if not limits:
+        return None
+    pairs = ", ".join(f'"{t}": "{p}"' for t, p in limits.items())
+    return cst.parse_statement(f'''def {name}(configs, named_args, **kwargs):
+    """Dispatch by shape: no tile larger than the next power of two of the size it tiles."""
+    sizes = {{**named_args, **kwargs}}
+    limits = {{tile: max(16, triton.next_power_of_2(sizes[size])) for tile, size in {{{pairs}}}.items()}}
+    fit = [c for c in configs if all(c.kwargs.get(t, 0) <= cap for t, cap in limits.items())]
+    return fit or [min(configs, key=lambda c: [c.kwargs.get(t, 0) for t in limits])]
+''')  # type: ignore[return-value]
 
 
 def _autotune_kernel(ctx: RecipeContext, kernel: Kernel, used: list[str | None]) -> tuple[dict[cst.CSTNode, Edit], str]:
@@ -156,7 +150,9 @@ def _autotune_kernel(ctx: RecipeContext, kernel: Kernel, used: list[str | None])
     triton = triton_alias(ctx.module)
     entry_id, raw = config_space(ctx, kernel)
     launches = launches_of(ctx.launches, kernel)
-    keys = list(dict.fromkeys(k for c in raw for k in c if k.isupper() and k in kernel.constexprs))
+    names = map_keys(kernel, list(dict.fromkeys(k for c in raw for k in c if k.isupper())))
+    raw = [{names.get(k, k): v for k, v in c.items() if not k.isupper() or k in names} for c in raw]
+    keys = list(dict.fromkeys(names.values()))
     tiles, notes = _tunable_tiles(ctx, kernel, launches, keys)
     configs = _configs(ctx, raw, tiles, _launch_defaults(ctx, launches, tiles))
     if len(configs) < 2:
@@ -166,22 +162,25 @@ def _autotune_kernel(ctx: RecipeContext, kernel: Kernel, used: list[str | None])
     if not key:
         raise NotApplicable(f"cannot tell which parameters of {kernel.name} are problem sizes (no masks or loop bounds)")
     edits: dict[cst.CSTNode, Edit] = {}
+    rebuilt = False
     for launch in launches:
-        values = {k: tile_value(ctx.module, launch, k) for k in tiles}
-        grid = ctx.grid(launch)
-        owner = match_sites(grid, kernel, values, {k: f"META[{k}]" for k in tiles})  # type: ignore[arg-type]
-        scope = launch.scope or ctx.module
-        plan = plan_meta_grid(grid, owner, values, triton, scope)  # type: ignore[arg-type]
-        edits.update(plan.edits)
-        edits[launch.call] = _strip_launch(launch, values)  # type: ignore[arg-type]
-        dead = plan.dead + [v.binding for v in values.values() if v and v.binding and not _host_uses(ctx, launch, v)]
-        edits.update(_dead_statements(scope, dead))
-    decorator = _decorator(triton, configs, key, stored_and_read_pointers(kernel))
-    edits[kernel.node] = lambda fn: fn.with_changes(decorators=[decorator, *fn.decorators])
+        launch_edit, was_rebuilt = launch_edits(ctx, kernel, launch, tiles, triton or "triton")
+        edits.update(launch_edit)
+        rebuilt = rebuilt or was_rebuilt
+    prune_name = fresh_name(f"_fit_{kernel.name.strip('_')}", {n.value for n in walk(ctx.module) if isinstance(n, cst.Name)})
+    prune = _prune(prune_name, kernel, [t for t in tiles if t in kernel.grid_tiles])
+    decorator = _decorator(triton or "triton", configs, key, stored_and_read_pointers(kernel), prune_name if prune else None)
+
+    def decorate(fn: cst.CSTNode) -> cst.CSTNode | cst.FlattenSentinel:
+        wrapped = fn.with_changes(decorators=[decorator, *fn.decorators])  # type: ignore[attr-defined]
+        return cst.FlattenSentinel([prune, wrapped]) if prune is not None else wrapped
+
+    edits[kernel.node] = decorate
     used.append(entry_id)
+    grid_note = " (grid rebuilt from the kernel)" if rebuilt else ""
     return edits, (
         f"wrapped {kernel.name} in @triton.autotune over {len(configs)} {kernel.problem_class} configs "
-        f"from {entry_id}, keyed on {', '.join(key)}"
+        f"from {entry_id}, keyed on {', '.join(key)}{grid_note}"
     )
 
 
@@ -189,4 +188,5 @@ def _autotune_kernel(ctx: RecipeContext, kernel: Kernel, used: list[str | None])
 def autotune(ctx: RecipeContext) -> Applied:
     used: list[str | None] = []
     applied = per_kernel(ctx, lambda c, k: _autotune_kernel(c, k, used), "autotune")
-    return Applied(code=applied.code, rationale=applied.rationale, entry_id=used[0] if used else None)
+    code = applied.code if triton_alias(ctx.module) else with_triton_import(applied.code)
+    return Applied(code=code, rationale=applied.rationale, entry_id=used[0] if used else None)

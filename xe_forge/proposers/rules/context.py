@@ -87,6 +87,12 @@ def precondition_gate(ctx: RecipeContext, kernel: Kernel) -> None:
             raise NotApplicable(f"precondition '{text}' does not hold for this {kernel.problem_class} kernel")
 
 
+def _called_by_kernels(ctx: RecipeContext, name: str) -> bool:
+    from xe_forge.proposers.rules.cst_tools import call_name, walk
+
+    return any(isinstance(n, cst.Call) and call_name(n) == name for k in ctx.kernels.values() for n in walk(k.node.body))
+
+
 Transform = Callable[[RecipeContext], Applied]
 REGISTRY: dict[str, Transform] = {}
 
@@ -111,7 +117,10 @@ def per_kernel(ctx: RecipeContext, step: KernelStep, what: str) -> Applied:
     edits: dict[cst.CSTNode, Edit] = {}
     done: list[str] = []
     refused: list[str] = []
+    launched = {launch.kernel.name for launch in ctx.launches}
     for kernel in ctx.kernels.values():
+        if kernel.name not in launched and _called_by_kernels(ctx, kernel.name):
+            continue  # a @triton.jit helper that kernels call: no launch of its own to transform
         try:
             precondition_gate(ctx, kernel)
             kernel_edits, phrase = step(ctx, kernel)

@@ -25,6 +25,7 @@ from xe_forge.proposers.rules.grid import Grid, grid_var_private
 from xe_forge.proposers.rules.kernels import Kernel, program_id_axis
 from xe_forge.proposers.rules.launches import Launch, launches_of, resolve, tile_value
 from xe_forge.proposers.rules.models import Applied, NotApplicable
+from xe_forge.proposers.rules.synth import drop_private_grid, rebuilt_grid
 
 _SWIZZLE = """\
 {pid} = tl.program_id(0)
@@ -93,9 +94,34 @@ def _axis_size(ctx: RecipeContext, launch: Launch, grid: Grid, axis: int, tile: 
     raise NotApplicable(f"the size `{code_of(size)}` of grid axis {axis} is not passed to {launch.kernel.name}")
 
 
+def _kernel_size(kernel: Kernel, tile: str) -> str:
+    """The size parameter a grid tile blocks (`offs < M` / tl.cdiv(M, BLOCK_M) inside the kernel)."""
+    sizes = sorted(kernel.tile_dims.get(tile, set()))
+    if len(sizes) != 1:
+        raise NotApplicable(f"cannot tell which size parameter {tile} tiles in {kernel.name}")
+    return sizes[0]
+
+
+def _rebuilt_flat(ctx: RecipeContext, kernel: Kernel, launch: Launch, why: str) -> dict[cst.CSTNode, Edit]:
+    """A 1-D grid of cdiv(M, BM) * cdiv(N, BN) programs built from the kernel (synth.py)."""
+    meta = {t: f'META["{t}"]' for t in kernel.grid_tiles} if kernel.autotune is not None else {}
+    try:
+        rebuilt = rebuilt_grid(ctx, kernel, launch, meta, meta="META" if meta else None)
+    except NotApplicable as err:
+        raise NotApplicable(f"{why}; rebuilding the grid instead: {err.reason}") from None
+    body = rebuilt.body if isinstance(rebuilt, cst.Lambda) else rebuilt
+    flat = _flat_grid_of([e.value for e in body.elements])  # type: ignore[attr-defined]
+    return {launch.grid: rebuilt.with_changes(body=flat) if isinstance(rebuilt, cst.Lambda) else flat,
+            **drop_private_grid(ctx, launch)}
+
+
 def _flat_grid(grid: Grid) -> cst.BaseExpression:
+    return _flat_grid_of(list(grid.axes or []))
+
+
+def _flat_grid_of(axes: list[cst.BaseExpression]) -> cst.BaseExpression:
     a, b = (e if not isinstance(e, cst.BinaryOperation) else e.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-            for e in grid.axes)  # type: ignore[union-attr]
+            for e in axes)
     product = cst.BinaryOperation(a, cst.Multiply(cst.SimpleWhitespace(" "), cst.SimpleWhitespace(" ")), b)
     return cst.Tuple([cst.Element(product, comma=cst.Comma())])
 
@@ -109,20 +135,23 @@ def _swizzle(ctx: RecipeContext, kernel: Kernel) -> tuple[dict[cst.CSTNode, Edit
     pids = _pid_statements(kernel)
     tiles = [_axis_tile(kernel, 0), _axis_tile(kernel, 1)]
     edits: dict[cst.CSTNode, Edit] = {}
-    sizes: list[str] | None = None
+    sizes = [_kernel_size(kernel, tile) for tile in tiles]
     for launch in launches_of(ctx.launches, kernel):
         grid = ctx.grid(launch)
-        if grid.axes is None or len(grid.axes) != 2:
-            raise NotApplicable("grid is not 2D" if grid.axes is not None else "grid is not a tuple or a lambda returning one")
-        found = [_axis_size(ctx, launch, grid, axis, tiles[axis]) for axis in (0, 1)]
-        if sizes not in (None, found):
-            raise NotApplicable(f"launches of {kernel.name} size the grid by different parameters")
-        sizes = found
-        flat = _flat_grid(grid)
-        if grid.binding is None or grid_var_private(grid, launch.scope or ctx.module):
-            edits[grid.lam.body if grid.lam is not None else grid.root] = flat
-        else:  # another launch shares the grid variable: give this one its own flattened grid
-            edits[launch.grid] = grid.lam.with_changes(body=flat) if grid.lam is not None else flat
+        try:
+            if grid.axes is None or len(grid.axes) != 2:
+                raise NotApplicable("grid is not 2D" if grid.axes is not None else
+                                    "grid is not a tuple or a lambda returning one")
+            found = [_axis_size(ctx, launch, grid, axis, tiles[axis]) for axis in (0, 1)]
+            if found != sizes:
+                raise NotApplicable(f"the grid sizes its axes by {', '.join(found)}, the kernel tiles {', '.join(sizes)}")
+            flat = _flat_grid(grid)
+            if grid.binding is None or grid_var_private(grid, launch.scope or ctx.module):
+                edits[grid.lam.body if grid.lam is not None else grid.root] = flat
+            else:  # another launch shares the grid variable: give this one its own flattened grid
+                edits[launch.grid] = grid.lam.with_changes(body=flat) if grid.lam is not None else flat
+        except NotApplicable as err:
+            edits.update(_rebuilt_flat(ctx, kernel, launch, err.reason))
         extra = [cst.Arg(cst.Integer(str(group)), keyword=cst.Name("GROUP_SIZE_M"),
                          equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))]
         edits[launch.call] = lambda u, extra=extra: u.with_changes(args=append_items(list(u.args), extra))
@@ -132,13 +161,15 @@ def _swizzle(ctx: RecipeContext, kernel: Kernel) -> tuple[dict[cst.CSTNode, Edit
     text = _SWIZZLE.format(
         pid=names["pid"], num_m=names["num_pid_m"], num_n=names["num_pid_n"], in_group=names["num_pid_in_group"],
         group=names["group_id"], first=names["first_pid_m"], size=names["group_size_m"], G="GROUP_SIZE_M",
-        M=sizes[0], N=sizes[1], BM=tiles[0], BN=tiles[1], pid_m=pids[0][1], pid_n=pids[1][1],  # type: ignore[index]
+        M=sizes[0], N=sizes[1], BM=tiles[0], BN=tiles[1], pid_m=pids[0][1], pid_n=pids[1][1],
     )
     lines = list(cst.parse_module(text).body)
     first, second = sorted((pids[0][0], pids[1][0]), key=kernel.node.body.body.index)
     edits[first] = cst.FlattenSentinel(lines)
     edits[second] = cst.RemovalSentinel.REMOVE
-    param = cst.Param(cst.Name("GROUP_SIZE_M"), annotation=cst.Annotation(cst.parse_expression("tl.constexpr")))
+    after_default = kernel.node.params.params and kernel.node.params.params[-1].default is not None
+    param = cst.Param(cst.Name("GROUP_SIZE_M"), annotation=cst.Annotation(cst.parse_expression("tl.constexpr")),
+                      default=cst.Integer(str(group)) if after_default else None)  # parameters with defaults come last
 
     def add_param(fn: cst.CSTNode) -> cst.CSTNode:
         params = fn.params.with_changes(params=append_items(list(fn.params.params), [param]))  # type: ignore[attr-defined]

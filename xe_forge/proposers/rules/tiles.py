@@ -14,7 +14,7 @@ from typing import Any
 import libcst as cst
 
 from xe_forge.proposers.rules.context import RecipeContext, per_kernel, register
-from xe_forge.proposers.rules.cst_tools import Edit, code_of, is_power_of_two, rewrite
+from xe_forge.proposers.rules.cst_tools import Edit, code_of, is_power_of_two, rewrite, walk
 from xe_forge.proposers.rules.grid import (
     Grid,
     Site,
@@ -26,17 +26,21 @@ from xe_forge.proposers.rules.grid import (
 from xe_forge.proposers.rules.kernels import FREE_META, Kernel
 from xe_forge.proposers.rules.launches import Launch, TileValue, launches_of, resolve, tile_value
 from xe_forge.proposers.rules.models import Applied, NotApplicable
+from xe_forge.proposers.rules.roles import map_keys
+from xe_forge.proposers.rules.synth import conflicting_reader, drop_private_grid, rebuilt_grid, set_tile_edits
 
 
 def wanted_tiles(ctx: RecipeContext, kernel: Kernel) -> tuple[dict[str, int], list[str]]:
-    """The recipe's tile values that are constexpr parameters of the kernel and legal sizes."""
+    """The recipe's tile values as this kernel's constexprs (by name, else by role) and legal sizes."""
     params: dict[str, Any] = {k: v for k, v in ctx.class_params(kernel).items() if k.isupper()}
     if not params:
         raise NotApplicable("recipe params name no tile size")
-    present = {k: v for k, v in params.items() if k in kernel.constexprs}
+    names = map_keys(kernel, list(params))
+    present = {names[k]: v for k, v in params.items() if k in names}
     if not present:
         raise NotApplicable(
-            f"tile sizes {', '.join(sorted(params))} are not constexpr parameters of {kernel.name}"
+            f"tile sizes {', '.join(sorted(params))} are not constexpr parameters of {kernel.name} and no tile "
+            "of it plays their role"
         )
     legal: dict[str, int] = {}
     notes: list[str] = []
@@ -107,36 +111,92 @@ def _grid_edits(ctx: RecipeContext, launch: Launch, grid: Grid, owner: dict[Site
     return site_edits
 
 
+def _shared_with_other_kernels(ctx: RecipeContext, kernel: Kernel, value: TileValue) -> str | None:
+    """Another kernel whose launch passes the same variable (changing the binding would change it too)."""
+    if value.binding is None:
+        return None
+    for other in ctx.launches:
+        if other.kernel is not kernel and any(
+                isinstance(n, cst.Name) and n.value == value.binding.name for a in other.call.args for n in walk(a.value)):
+            return other.kernel.name
+    return None
+
+
+def _in_place(ctx: RecipeContext, kernel: Kernel, launch: Launch, wanted: dict[str, int],
+              notes: list[str]) -> tuple[dict[cst.CSTNode, Edit], dict[str, int]]:
+    """Change the tiles where they are written (a literal, or a variable bound once to one) and keep
+    the launch's own grid consistent; raises NotApplicable when that is not possible."""
+    usable, why = launch_tiles(ctx, kernel, launch, list(wanted))
+    tunable = [k for k in wanted if kernel.tunable(k)]
+    blocked = [w for w in why if any(w.startswith(f"{k} ") for k in tunable)]
+    notes += [w for w in why if w not in blocked]
+    if blocked:
+        raise NotApplicable("; ".join(blocked))
+    change = {k: v for k, v in usable.items() if v.value != wanted[k]}
+    for key, value in change.items():
+        sharing = {k: wanted[k] for k, v in usable.items() if v.binding and value.binding and v.binding.name == value.binding.name}
+        if len(set(sharing.values())) > 1:
+            raise NotApplicable(f"{' and '.join(sharing)} share the variable {value.binding.name} but need different values")  # type: ignore[union-attr]
+        other = _shared_with_other_kernels(ctx, kernel, value)
+        if other is not None:
+            raise NotApplicable(f"{key} comes from `{value.binding.name}`, which the launch of {other} also reads")  # type: ignore[union-attr]
+    if not change:
+        return {}, {}
+    grid = ctx.grid(launch)
+    owner = match_sites(grid, kernel, change, dict(wanted))
+    edits: dict[cst.CSTNode, Edit] = {value.literal: cst.Integer(str(wanted[key])) for key, value in change.items()}  # type: ignore[misc]
+    edits.update(_grid_edits(ctx, launch, grid, owner, wanted, list(change.values())))
+    return edits, {k: wanted[k] for k in change}
+
+
+def _at_launch(ctx: RecipeContext, kernel: Kernel, launch: Launch, wanted: dict[str, int],
+               why: str) -> tuple[dict[cst.CSTNode, Edit], dict[str, int]]:
+    """Pass the new tiles at this launch only, with a grid rebuilt from the kernel (synth.py)."""
+    tiles = {k: v for k, v in wanted.items() if kernel.tunable(k)}
+    if not tiles:
+        raise NotApplicable(why)
+    try:
+        bound = launch.bound()
+        for key in tiles:
+            arg = bound.get(key)
+            reader = conflicting_reader(ctx, launch, arg) if arg is not None else None
+            if reader is not None:
+                raise NotApplicable(f"{key} comes from `{code_of(arg.value)}`, which `{reader}` also reads")  # type: ignore[union-attr]
+        current = {k: code_of(bound[k].value) for k in tiles if k in bound}
+        tiles = {k: v for k, v in tiles.items() if current.get(k) != str(v)}
+        if not tiles:
+            return {}, {}
+        edits = set_tile_edits(kernel, launch, tiles)
+        if tiles.keys() & kernel.grid_tiles.keys():
+            edits[launch.grid] = rebuilt_grid(ctx, kernel, launch, {k: str(v) for k, v in tiles.items()})
+            edits.update(drop_private_grid(ctx, launch))
+    except NotApplicable as err:
+        raise NotApplicable(f"{why}; setting the tiles at the launch instead: {err.reason}") from None
+    return edits, tiles
+
+
 def _set_tiles(ctx: RecipeContext, kernel: Kernel) -> tuple[dict[cst.CSTNode, Edit], str]:
     if kernel.autotune is not None:
         raise NotApplicable("kernel is wrapped in @triton.autotune; its configs own the tile sizes")
     wanted, notes = wanted_tiles(ctx, kernel)
     edits: dict[cst.CSTNode, Edit] = {}
     changed: dict[str, int] = {}
-    grid_bound: set[str] = set()
+    at_launch = False
     for launch in launches_of(ctx.launches, kernel):
-        usable, why = launch_tiles(ctx, kernel, launch, list(wanted))
-        notes += why
-        change = {k: v for k, v in usable.items() if v.value != wanted[k]}
-        shared = {v.binding.name for v in change.values() if v.binding}
-        for name in shared:
-            sharing = {k: wanted[k] for k, v in usable.items() if v.binding and v.binding.name == name}
-            if len(set(sharing.values())) > 1:
-                raise NotApplicable(f"{' and '.join(sharing)} share the variable {name} but need different values")
-        if not change:
-            continue
-        grid = ctx.grid(launch)
-        owner = match_sites(grid, kernel, change, dict(wanted))
-        grid_bound |= change.keys() & kernel.grid_tiles.keys()
-        for key, value in change.items():
-            edits[value.literal] = cst.Integer(str(wanted[key]))  # type: ignore[index]
-            changed[key] = wanted[key]
-        edits.update(_grid_edits(ctx, launch, grid, owner, wanted, list(change.values())))
+        try:
+            launch_edits, launch_changed = _in_place(ctx, kernel, launch, wanted, notes)
+        except NotApplicable as err:
+            launch_edits, launch_changed = _at_launch(ctx, kernel, launch, wanted, err.reason)
+            at_launch = at_launch or bool(launch_changed)
+        edits.update(launch_edits)
+        changed.update(launch_changed)
     if not edits:
         raise NotApplicable("; ".join(dict.fromkeys(notes)) or f"{kernel.name} already uses these tile sizes")
     shown = ", ".join(f"{k}={v}" for k, v in changed.items())
-    grid_note = f", grid kept consistent with {', '.join(sorted(grid_bound))}" if grid_bound else ""
-    return edits, f"set {shown} for {kernel.name} ({kernel.problem_class}){grid_note}"
+    grid_bound = sorted(changed.keys() & kernel.grid_tiles.keys())
+    grid_note = f", grid kept consistent with {', '.join(grid_bound)}" if grid_bound else ""
+    where = " at its launch (grid rebuilt from the kernel)" if at_launch and grid_bound else ""
+    return edits, f"set {shown} for {kernel.name} ({kernel.problem_class}){where}{grid_note}"
 
 
 @register("tile-sizes")
