@@ -90,7 +90,7 @@ def _pool_factor(plan: Plan, node_id: str) -> int:
 def _launch(kernel: KernelText) -> list[str]:
     runtime = [a.host for a in kernel.args if not a.constexpr]
     keywords = {a.name: a.host for a in kernel.args if a.constexpr} | kernel.launch_keywords
-    grid = f"grid{kernel.phase.index}"
+    grid = "grid_" + kernel.name.strip("_").removesuffix("_kernel")  # one name per launch
     lines = list(kernel.prelude) + [f"{grid} = {kernel.grid}", f"{kernel.name}[{grid}]("]
     for start in range(0, len(runtime), 6):
         lines.append("    " + ", ".join(runtime[start:start + 6]) + ",")

@@ -95,11 +95,13 @@ def _mainloop(w: KernelWriter, gemm: Node, tma: bool) -> list[str]:
                   if nk else
                   f"tl.make_tensor_descriptor(b_ptr, shape=[{k}, N], strides=[{sbk}, 1], block_shape=[BLOCK_K, BLOCK_N])")
         load_b = "b_desc.load([pid_n * BLOCK_N, k * BLOCK_K])" if nk else "b_desc.load([k * BLOCK_K, pid_n * BLOCK_N])"
-        return [
+        w.setup += [
             f"# {what}; tensor descriptors (TMA / 2D block loads) zero-fill out of bounds",
             f"a_desc = tl.make_tensor_descriptor(a_ptr, shape=[M, {k}], strides=[{sam}, 1], "
             "block_shape=[BLOCK_M, BLOCK_K])",
             f"b_desc = {b_desc}",
+        ]
+        return [
             "acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)",
             f"for k in range(0, tl.cdiv({k}, BLOCK_K)):",
             "    a = a_desc.load([pid_m * BLOCK_M, k * BLOCK_K])",
@@ -166,6 +168,7 @@ def write_kernel(plan: Plan, phase: Phase, host: HostNames, options: EmitOptions
     w.lines = _header(w, gemm)
     if gemm is not None:
         w.lines += _mainloop(w, gemm, tma)
+        w.lines = w.setup + w.lines  # tile-independent setup first (a persistent loop keeps it outside)
     w.sinks()
     constexprs = ["BLOCK_M"] + ([] if phase.kind == "rows" else ["BLOCK_N"])
     if gemm is not None:

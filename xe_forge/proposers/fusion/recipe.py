@@ -83,7 +83,8 @@ def fuse_epilogue(ctx: RecipeContext) -> Applied:
         code = generate(traced, ctx.source, options, class_name=_class_name(ctx.source), note=note)
     except (PlanError, EmitError, ExprError) as err:
         raise NotApplicable(f"the epilogue cannot be generated: {err}") from None
-    launches = len({line for line in code.splitlines() if "_kernel[" in line})
+    launches = len({line.split("[")[0].strip().removesuffix("_tma_kernel").removesuffix("_kernel")
+                    for line in code.splitlines() if "_kernel[" in line})
     return Applied(code=code, rationale=(
         f"Fused the reference's epilogue ({', '.join(dict.fromkeys(ops)) or 'none'}) into the GEMM: "
         f"{launches} launch(es) with {options.io} loads over {options.config_space or 'a fallback config'}."),

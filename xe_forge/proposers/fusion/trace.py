@@ -55,6 +55,14 @@ def _trace_in_subprocess(source: str, timeout: float) -> TraceResult:
     return TraceResult.model_validate_json(lines[-1])
 
 
+def trace_in_process(source: str) -> TraceResult:
+    """The same trace in this process (for callers that already trust the reference, like tests)."""
+    with tempfile.TemporaryDirectory(prefix="xe-forge-trace-") as tmp:
+        path = Path(tmp) / "reference_traced.py"
+        path.write_text(source)
+        return trace_file(path)
+
+
 def _model_init(cls: type) -> tuple[str, list[str]]:
     """The reference Model's __init__ source (dedented) and the module-level names it reads."""
     try:

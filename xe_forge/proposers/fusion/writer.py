@@ -46,6 +46,8 @@ class KernelWriter:
     name: str
     args: list[Arg] = field(default_factory=list)
     lines: list[str] = field(default_factory=list)
+    setup: list[str] = field(default_factory=list)
+    """Lines that do not depend on the program id (tensor descriptors), emitted before it."""
     needs: set[str] = field(default_factory=set)
     memo: dict[tuple[str, str], str] = field(default_factory=dict)
     spaces: dict[str, Space] = field(default_factory=dict)

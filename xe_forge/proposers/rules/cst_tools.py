@@ -41,11 +41,29 @@ def call_name(node: cst.CSTNode) -> str | None:
     return dotted(node.func) if isinstance(node, cst.Call) else None
 
 
+_WALKS: dict[cst.CSTNode, list[cst.CSTNode]] = {}
+_WALK_LIMIT = 400_000
+
+
+def _flat(node: cst.CSTNode) -> list[cst.CSTNode]:
+    found = _WALKS.get(node)
+    if found is None:
+        found = [node]
+        for child in node.children:
+            found.extend(_flat(child))
+        if len(_WALKS) > _WALK_LIMIT:
+            _WALKS.clear()
+        _WALKS[node] = found
+    return found
+
+
 def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """Every node under `node` (itself included), in source order."""
-    yield node
-    for child in node.children:
-        yield from walk(child)
+    """Every node under `node` (itself included), in source order.
+
+    Nodes are immutable and hashed by identity, so each subtree is flattened once and reused: the
+    transforms ask the same questions of the same nodes many times (libcst's `children` is slow).
+    """
+    return iter(_flat(node))
 
 
 def read_names(node: cst.CSTNode) -> set[str]:

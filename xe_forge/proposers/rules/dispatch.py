@@ -11,7 +11,16 @@ from __future__ import annotations
 from typing import Any
 
 from xe_forge.proposers.fusion import recipe as _fusion  # noqa: F401  (registers fuse-epilogue)
-from xe_forge.proposers.rules import activations, autotune, dtype, launch_options, swizzle, tiles  # noqa: F401
+from xe_forge.proposers.rules import (  # noqa: F401  (each module registers its transform)
+    activations,
+    autotune,
+    block_io,
+    dtype,
+    launch_options,
+    persistent,
+    swizzle,
+    tiles,
+)
 from xe_forge.proposers.rules.context import REGISTRY, RecipeContext
 from xe_forge.proposers.rules.models import Applied, NotApplicable, Proposal, Skip
 from xe_forge.proposers.rules.options import ToolchainLike
@@ -25,6 +34,8 @@ DEFAULT_EFFECTS = {
     "autotune": "the best tile shape and warp count depend on the problem size; autotuning picks them per size",
     "group-swizzle": "grouped tile order keeps operand panels in L2 across neighbouring programs",
     "fuse-epilogue": "the GEMM output never round-trips through memory: the epilogue runs on the accumulator",
+    "persistent-loop": "one program per core loops over the tiles: no per-tile launch cost and no idle tail wave",
+    "tensor-descriptors": "TMA (Hopper) and 2D block loads (Intel Xe) move whole tiles instead of gathering pointers",
 }
 
 
