@@ -77,11 +77,18 @@ def test_advanced_pointer_tensors_are_followed(tmp_path: Path) -> None:
     (("a_ptr + offs_m[:, None] * stride_am", "a_ptr + tl.load(a_ptr + offs_m)[:, None] * stride_am"),
      "is not an offset vector"),
     (("mask=a_mask, other=0.0)", "mask=a_mask, other=1.0)"), "pads with `1.0`"),
-    (("a.stride(0), a.stride(1)", "a.stride(1), a.stride(0)"), "cannot tell which dim of the tile"),
+    (("a.stride(0), a.stride(1)", "*a.stride()"), "passes *args/**kwargs"),
 ])
 def test_descriptor_refusals_name_the_construct(edit: tuple[str, str], reason: str) -> None:
     found, reasons = run(h.fixture_source("gemm_literal").replace(*edit), "tensor-descriptors", "block_io")
     assert not found and reason in reasons[0]
+
+
+def test_descriptors_need_to_know_which_stride_is_one() -> None:
+    source = h.fixture_source("gemm_literal").replace("a.stride(0), a.stride(1)", "sa, sb").replace(
+        "        c = torch.empty(", "        sa, sb = a.stride()\n        c = torch.empty(")
+    found, reasons = run(source, "tensor-descriptors", "block_io")
+    assert not found and "cannot tell which dim of the tile" in reasons[0]
 
 
 def test_persistent_loop_keeps_grouped_order_and_hoists_setup(tmp_path: Path) -> None:
