@@ -198,3 +198,20 @@ def test_group_swizzle_shared_grid_and_a_commented_last_parameter(tmp_path: Path
 def test_group_swizzle_refuses_1d_grids(fixture: str, reason: str) -> None:
     proposals, reasons = run(h.fixture_source(fixture), "group-swizzle", {"GROUP_SIZE_M": 8})
     assert not proposals and reason in reasons[0]
+
+
+def test_autotune_prunes_configs_larger_than_the_problem(tmp_path: Path) -> None:
+    """Dispatch by shape: a 7-row batch is never run with the 64-row tile, whatever the timings say."""
+    import re
+
+    import triton
+
+    code = applied("gemm_literal", target="nvidia-sm90", toolchain=CUDA, spaces=[NVIDIA_SPACE]).code
+    assert 'prune_configs_by={"early_config_prune": _fit_matmul_kernel}' in code
+    source = re.search(r"def _fit_matmul_kernel\(.*?\n(?:    .*\n)+", code).group(0)
+    namespace: dict = {}
+    exec(compile(source, "prune", "exec"), {"triton": triton}, namespace)  # noqa: S102
+    configs = [triton.Config({"BLOCK_M": m, "BLOCK_N": 64}) for m in (16, 64)]
+    assert [c.kwargs["BLOCK_M"] for c in namespace["_fit_matmul_kernel"](configs, {"M": 7, "N": 40})] == [16]
+    assert len(namespace["_fit_matmul_kernel"](configs, {"M": 100, "N": 100})) == 2
+    assert h.check_each_config(code, tmp_path) == 2

@@ -111,3 +111,15 @@ def test_persistent_loop_on_a_2d_grid_and_its_refusals(tmp_path: Path) -> None:
     early = h.fixture_source("gemm_literal").replace("    acc = tl.zeros(", "    if pid_m > 1000:\n        return\n"
                                                                              "    acc = tl.zeros(")
     assert "returns early" in run(early, "persistent-loop", "persistent")[1][0]
+
+
+def test_bundled_entries_are_gated_by_the_toolchain_version() -> None:
+    from xe_forge.kb import load_kb
+
+    kb = load_kb()
+    old = Toolchain(name="triton", version="3.3.0")
+    entries = [e.model_dump(mode="json", exclude_none=True) for e in kb.filter(stage="block_io", kind="recipe",
+                                                                               target="nvidia-sm90")]
+    found, skips = propose_rules(h.fixture_source("gemm_literal"), stage="block_io", target="nvidia-sm90",
+                                 toolchain=old, recipes=entries, config_spaces=[])
+    assert not found and "entry needs triton>=3.4; this run has triton 3.3.0" in skips[0].reason
