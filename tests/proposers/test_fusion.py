@@ -150,6 +150,7 @@ def test_dispatch_by_shape_never_gives_a_small_batch_a_large_tile(tmp_path: Path
     assert [c.kwargs["BLOCK_N"] for c in fit(configs, {"M": 4, "N": 40})] == [128]  # smallest when none fits
 
 
+@pytest.mark.slow
 def test_the_reference_is_traced_in_a_subprocess() -> None:
     source = (example(76) / "kernel_pytorch.py").read_text().replace("class Model", "import sys\nclass Model")
     result = SUBPROCESS(source, 240.0)  # the real path (the module fixture patched the name for speed)
