@@ -36,6 +36,7 @@ class ChildJob(BaseModel):
     timeout: float
     result_path: str
     compile: bool = False
+    profile: bool = False
 
 
 def run(job: ChildJob) -> dict[str, Any]:
@@ -62,7 +63,7 @@ def run(job: ChildJob) -> dict[str, Any]:
     resume = job.run_id if (Path(job.run_root) / job.run_id / "args.json").is_file() else None
     args = OptimizeArgs(kernel=seed, reference=job.problem_path, spec=job.spec_path, variant=job.variant,
                         device=job.device, target=job.target, engine=job.engine, model=job.model,
-                        stages=job.stages, max_iters=job.max_iters, timeout=job.timeout)
+                        stages=job.stages, max_iters=job.max_iters, timeout=job.timeout, profile=job.profile)
     result = optimize(args, settings, run_dir_root=Path(job.run_root), resume=resume, run_id=job.run_id,
                       progress=Progress(quiet=True))
     report = result.report

@@ -55,6 +55,7 @@ class BatchOptions(BaseModel):
     time_limit: float = 1800.0
     timeout: float = 300.0
     compile: bool = False
+    profile: bool = False
 
 
 def parse_only(text: str | None) -> set[int] | None:
@@ -254,7 +255,7 @@ def _solve(problem: ProblemFile, opts: BatchOptions, seeds_dir: Path, out: Path,
                    spec_path=spec, variant=opts.variant, run_root=str(out / "runs"), run_id=run_id,
                    engine=opts.engine, device="cpu" if opts.device == "cpu" else "auto", target=opts.target,
                    max_iters=opts.max_iters, stages=opts.stages, model=opts.model, timeout=opts.timeout, compile=opts.compile,
-                   result_path=str(result_path))
+                   profile=opts.profile, result_path=str(result_path))
     job_path.write_text(job.model_dump_json(indent=2))
     status, reason = _run_child(job_path, env, opts.time_limit)
     if status is None and result_path.is_file():

@@ -32,6 +32,8 @@ def batch(
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds before one candidate evaluation is killed.")] = 300.0,
     compile_ref: Annotated[bool, typer.Option("--compile", help="Also time torch.compile of each reference "
                                               "(GPU; adds compile time per problem).")] = False,
+    profile: Annotated[bool, typer.Option("--profile", help="Profile each problem's kernels (ncu / VTune) and "
+                                          "steer the next candidate by the limiter found.")] = False,
     export_trajectories: Annotated[Path | None, typer.Option("--export-trajectories", help="Write every candidate "
                                                              "(stage, prompt hash, code, verdict) as JSONL.")] = None,
     as_json: JsonOpt = False,
@@ -46,7 +48,7 @@ def batch(
         opts = BatchOptions(problems_dir=str(problems_dir), seeds_dir=str(seeds) if seeds else None, only=only,
                             workers=workers, resume=resume, out=str(out), engine=engine, model=model, device=device,
                             target=target, variant=variant, stages=stages, max_iters=max_iters, time_limit=time_limit,
-                            compile=compile_ref, timeout=timeout)
+                            compile=compile_ref, timeout=timeout, profile=profile)
         summary = run_batch(opts, progress=None if as_json else BatchProgress())
         if export_trajectories:
             n = export(Path(out), export_trajectories)

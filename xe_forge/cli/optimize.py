@@ -42,6 +42,9 @@ def optimize(
     resume: Annotated[str | None, typer.Option("--resume", help="Continue run RUN_ID after a crash or Ctrl-C.")] = None,
     kb: Annotated[list[Path] | None, typer.Option("--kb", help="Extra knowledge-base directory (repeatable).")] = None,
     timeout: TimeoutOpt = 300.0,
+    profile: Annotated[bool, typer.Option("--profile", help="Profile the kernel before each stage (ncu on NVIDIA, "
+                                          "VTune on Intel): the limiter steers the next candidate and the report "
+                                          "shows the roofline. Without counters the run continues unprofiled.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Optimize a kernel through the nine stages; every accepted step verified against the reference."""
@@ -57,7 +60,7 @@ def optimize(
         args = OptimizeArgs(kernel=str(kernel or ""), reference=str(reference) if reference else None,
                             spec=str(spec) if spec else None, variant=variant, device=device, target=target,
                             engine=engine, model=model, stages=stages, max_iters=max_iters, timeout=timeout,
-                            kb_dirs=[str(d) for d in kb or []])
+                            kb_dirs=[str(d) for d in kb or []], profile=profile)
         result = run_optimize(args, load_settings(), run_dir_root=run_dir, resume=resume, output=output,
                               progress=Progress(quiet=as_json))
         if as_json:

@@ -14,6 +14,7 @@ from xe_forge.pipeline.analyze import Issue, analyze_source, stages_with_issues
 from xe_forge.pipeline.cover import run_stage
 from xe_forge.pipeline.state import ForgeState, RunContext
 from xe_forge.problem.roofline import problem_facts
+from xe_forge.profile import session as profile_hooks
 from xe_forge.prompting import render
 from xe_forge.proposers.base import StageRequest
 from xe_forge.stages import StageSpec, order_with_dependencies
@@ -28,6 +29,7 @@ def baseline_node(state: ForgeState, runtime: Runtime[RunContext]) -> dict[str, 
         reasons = "; ".join(f.render() for f in verdict.findings[:3]) or verdict.summary()
         raise InputError(f"the input kernel fails against its reference: {reasons}",
                          hint="xe-forge optimizes correct kernels; `xe-forge check` shows the full verdict")
+    profile_hooks.on_input(ctx, state["input_code"])
     return {"baseline": verdict.model_dump(mode="json")}
 
 
@@ -60,6 +62,7 @@ def plan_node(state: ForgeState, runtime: Runtime[RunContext]) -> dict[str, Any]
                 plan = [s for s in proposed if s in ctx.stages] or plan
             if "discovery" not in plan:
                 plan.append("discovery")
+    plan = profile_hooks.steer_planned(ctx, plan, state["code"], lambda s: _can_serve(ctx, s))
     plan = order_with_dependencies(plan, ctx.stages)
     ctx.progress.plan(plan)
     return {"plan": plan}
@@ -81,8 +84,10 @@ def make_stage_node(name: str):
         knowledge = _knowledge(ctx, spec, issues)
         request = StageRequest(stage=spec, code=state["code"], reference=ctx.problem.reference.source, issues=issues,
                                knowledge=knowledge, context=problem_facts(ctx.problem, ctx.target).render(),
-                               target=ctx.target, toolchain=str(ctx.toolchain))
-        proposers = [p for p in (ctx.rules, ctx.llm) if p is not None]
+                               target=ctx.target, toolchain=str(ctx.toolchain),
+                               profile=profile_hooks.stage_feedback(ctx, state["code"], name))
+        proposers = profile_hooks.stage_proposers(ctx, state["code"], name,
+                                                  [p for p in (ctx.rules, ctx.llm) if p is not None])
 
         def on_candidate(record, proposal, verdict):
             ctx.progress.candidate(name, record)

@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from xe_forge.profile import report as profile_report
+
 SPEED_UNVERIFIED = "unverified: run `xe-forge bench` on the target GPU"
 
 
@@ -45,6 +47,7 @@ def build_report(state: dict[str, Any], ctx: Any, status: str) -> dict[str, Any]
                 "completion_tokens": sum(c["completion_tokens"] for c in calls),
                 "cost_usd": round(sum(c["cost"] or 0 for c in calls), 6),
                 "errors": [c["error"] for c in calls if c["error"]][:10]},
+        "profile": profile_report.summary(ctx, state.get("code")),
     }
 
 
@@ -98,6 +101,7 @@ def render_markdown(report: dict[str, Any]) -> str:
     if report["issues"]:
         lines += ["", "## Issues found", ""]
         lines += [f"- [{i['stage']}/{i['kind']}] line {i.get('line')}: {i['description']}" for i in report["issues"]]
+    lines += profile_report.markdown(report.get("profile"))
     return "\n".join(lines) + "\n"
 
 
@@ -106,10 +110,12 @@ def _one_line(text: str) -> str:
     return " ".join((text or "").replace("```", "'''").split())
 
 
-def render_html(report: dict[str, Any], png: bytes | None) -> str:
+def render_html(report: dict[str, Any], png: bytes | None, roofline: bytes | None = None) -> str:
     md = html.escape(render_markdown(report))
     img = (f'<img alt="per-stage speedup" src="data:image/png;base64,{base64.b64encode(png).decode()}">'
            if png else "<p>No measured per-stage speedups (speed is not measured on the CPU).</p>")
+    if roofline:
+        img += f'<img alt="roofline" src="data:image/png;base64,{base64.b64encode(roofline).decode()}">'
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>xe-forge {report['run_id']}</title></head>"
             f"<body><h1>xe-forge run {html.escape(report['run_id'])}</h1>{img}<pre>{md}</pre></body></html>\n")
 
@@ -119,6 +125,9 @@ def write_reports(state: dict[str, Any], ctx: Any, status: str) -> dict[str, Any
     report = build_report(state, ctx, status)
     (run_dir / "report.json").write_text(json.dumps(report, indent=2, default=str))
     (run_dir / "report.md").write_text(render_markdown(report))
-    (run_dir / "report.html").write_text(render_html(report, waterfall_png(report["stages"])))
+    roofline = profile_report.png(report.get("profile"))
+    if roofline:
+        (run_dir / "roofline.png").write_bytes(roofline)
+    (run_dir / "report.html").write_text(render_html(report, waterfall_png(report["stages"]), roofline))
     (run_dir / "output.py").write_text(state["code"])
     return report

@@ -42,6 +42,7 @@ class OptimizeArgs(BaseModel):
     max_iters: int = 4
     timeout: float = 300.0
     kb_dirs: list[str] = []
+    profile: bool = False
 
 
 class OptimizeResult(BaseModel):
@@ -147,7 +148,17 @@ def _context(run_id, problem, evaluator, settings, engine, only, store, progress
                    target=evaluator.target, toolchain=toolchain, kb=kb,
                    rules=RulesProposer(kb, evaluator.target, toolchain), llm=llm, store=store, progress=progress,
                    max_iters=args.max_iters, only_stages=only, kb_budget=settings.kb_budget_tokens, engine=engine,
-                   extras={"run_dir": str(run_dir)})
+                   extras={"run_dir": str(run_dir), **_profiler(args, problem, evaluator, run_dir)})
+
+
+def _profiler(args: OptimizeArgs, problem, evaluator, run_dir: Path) -> dict[str, Any]:
+    """`--profile`: the session the pipeline's profile hooks find in ctx.extras."""
+    if not args.profile:
+        return {}
+    from xe_forge.profile.session import ProfileSession
+
+    return {"profile": ProfileSession(problem, device=evaluator.device.kind, target=evaluator.target, run_dir=run_dir,
+                                      timeout=args.timeout)}
 
 
 def _drive(ctx, run_dir: Path, run_id: str, input_code: str, *, resume: bool) -> dict[str, Any]:

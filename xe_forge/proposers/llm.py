@@ -197,11 +197,11 @@ class LLMProposer:
                       toolchain=request.toolchain, context=request.context, issues=request.issues,
                       knowledge=request.knowledge, reference=request.reference, code=request.code,
                       attempts=request.attempts[:-1] if _last_failed(request) else request.attempts,
-                      allowance=self.allowance)
+                      allowance=self.allowance, profile=request.profile)
         if _last_failed(request):
             last = request.attempts[-1]
             task = render("refine.j2", stage=request.stage, target=request.target, failure=last.feedback,
-                          previous=last.code, task=task)
+                          previous=last.code, task=task, profile=request.profile)
             out = self.client.call(RefineStage, task, purpose="refine", stage=request.stage.name)
         else:
             out = self.client.call(OptimizeStage, task, purpose="optimize", stage=request.stage.name)

@@ -1,0 +1,129 @@
+"""Profiling inside an optimize run (`--profile`): one profile per distinct kernel, kept on disk.
+
+The pipeline calls the hook functions at the bottom with its run context; each is a no-op unless the
+run asked for profiles (`ctx.extras["profile"]` holds a ProfileSession). Profiles are written to
+runs/<id>/profiles/<hash>.json, so a resumed run reads them back instead of profiling again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from xe_forge.problem.kernel import Problem
+from xe_forge.problem.roofline import problem_facts
+from xe_forge.profile.collect import profile_source
+from xe_forge.profile.feedback import Preferences, preferences, render_feedback, steer_plan
+from xe_forge.profile.limiter import diagnose
+from xe_forge.profile.models import Diagnosis, ProfileRecord
+from xe_forge.profile.steer import SteeredRules, SteeringNote
+
+
+class ProfileEntry(BaseModel):
+    label: str
+    code_hash: str
+    record: ProfileRecord
+    diagnosis: Diagnosis
+    feedback: str = ""
+
+
+class ProfileSession:
+    """The run's profiler: device, target and timeout fixed; results cached by code hash."""
+
+    def __init__(self, problem: Problem, *, device: str, target: str, run_dir: Path, timeout: float = 300.0,
+                 tool: str | None = None) -> None:
+        self.problem = problem
+        self.device = device
+        self.target = target
+        self.timeout = timeout
+        self.tool = tool
+        self.dir = Path(run_dir) / "profiles"
+        self.entries: dict[str, ProfileEntry] = {}
+        self.steering: list[SteeringNote] = []
+        self.blocked: ProfileRecord | None = None  # the machine's refusal, reused instead of asking again
+
+    def entry(self, code: str, label: str) -> ProfileEntry:
+        key = hashlib.sha256(code.encode()).hexdigest()[:12]
+        if key in self.entries:
+            return self.entries[key]
+        path = self.dir / f"{key}.json"
+        if path.is_file():
+            entry = ProfileEntry.model_validate_json(path.read_text())
+        else:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            record = self.blocked or profile_source(code, self.problem, device=self.device, target=self.target,
+                                                    timeout=self.timeout, tool=self.tool, workdir=self.dir / "tmp",
+                                                    keep_raw=self.dir / f"{key}.raw.txt")
+            diagnosis = diagnose(record, problem_facts(self.problem, self.target))
+            entry = ProfileEntry(label=label, code_hash=key, record=record, diagnosis=diagnosis,
+                                 feedback=render_feedback(record, diagnosis))
+            path.write_text(entry.model_dump_json(indent=2))
+        self.entries[key] = entry
+        if entry.record.blocked:
+            self.blocked = entry.record
+        return entry
+
+    def preferences(self, code: str, label: str) -> Preferences | None:
+        limiter = self.entry(code, label).diagnosis.limiter
+        return None if limiter == "unknown" else preferences(limiter, self.target)
+
+    def save_steering(self) -> None:
+        if self.steering:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            (self.dir / "steering.json").write_text("[" + ",\n".join(n.model_dump_json() for n in self.steering) + "]\n")
+
+
+def active_session(ctx: Any) -> ProfileSession | None:
+    return getattr(ctx, "extras", {}).get("profile")
+
+
+def _say(ctx: Any, entry: ProfileEntry) -> None:
+    if getattr(ctx, "progress", None) is not None:
+        what = entry.record.unavailable and f"unavailable: {entry.record.unavailable}"
+        ctx.progress.phase("profile", f"{entry.label}: {what or entry.diagnosis.limiter}")
+
+
+# ---------------------------------------------------------------- hooks the pipeline calls
+
+def on_input(ctx: Any, code: str) -> None:
+    """Profile the input kernel once it passed its baseline check."""
+    session = active_session(ctx)
+    if session is not None:
+        _say(ctx, session.entry(code, "input"))
+
+
+def steer_planned(ctx: Any, plan: list[str], code: str, can_serve: Callable[[str], bool]) -> list[str]:
+    """The input's limiter puts its stages first (the user's --stages is never changed)."""
+    session = active_session(ctx)
+    if session is None or getattr(ctx, "only_stages", None):
+        return plan
+    prefs = session.preferences(code, "input")
+    return steer_plan(plan, prefs, can_serve) if prefs else plan
+
+
+def stage_feedback(ctx: Any, code: str, stage: str) -> str:
+    """The profiler's text block for this stage's prompts ('' without --profile)."""
+    session = active_session(ctx)
+    if session is None:
+        return ""
+    entry = session.entry(code, f"before {stage}")
+    _say(ctx, entry)
+    return "" if entry.record.unavailable and entry.diagnosis.limiter == "unknown" else entry.feedback
+
+
+def stage_proposers(ctx: Any, code: str, stage: str, proposers: list[Any]) -> list[Any]:
+    """The rules proposer steered by the current kernel's limiter; other proposers unchanged."""
+    session = active_session(ctx)
+    rules = getattr(ctx, "rules", None)
+    if session is None or rules is None:
+        return proposers
+    prefs = session.preferences(code, f"before {stage}")
+    if prefs is None:
+        return proposers
+    steered = SteeredRules(rules, prefs, ctx.target, ctx.toolchain, notes=session.steering)
+    return [steered if p is rules else p for p in proposers]
+
