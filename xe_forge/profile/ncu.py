@@ -87,7 +87,7 @@ def collect(ncu: str, argv: list[str], kernels: set[str], *, env: dict[str, str]
         if reason:
             return done.model_copy(update={"unavailable": reason, "blocked": blocked(text)})
         try:
-            records = ncu_csv.parse(log or run.stdout, kernels, forwards)
+            records = ncu_csv.parse(log if '"Kernel Name"' in log else run.stdout, kernels, forwards)
         except ncu_csv.NcuCsvError as err:
             return done.model_copy(update={"unavailable": f"ncu printed no counters ({err}; exit code "
                                                           f"{run.returncode})"})

@@ -110,6 +110,7 @@ def stage_feedback(ctx: Any, code: str, stage: str) -> str:
     session = active_session(ctx)
     if session is None:
         return ""
+    session.save_steering()  # the previous stage's candidate orders, kept even if the run stops here
     entry = session.entry(code, f"before {stage}")
     _say(ctx, entry)
     return "" if entry.record.unavailable and entry.diagnosis.limiter == "unknown" else entry.feedback
