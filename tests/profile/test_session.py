@@ -79,3 +79,5 @@ def test_the_limiter_steers_plan_and_rules_and_the_report_shows_it(gemm_problem,
     assert "![roofline](roofline.png)" in md
     assert report.png(summary).startswith(b"\x89PNG")
     assert (tmp_path / "run" / "profiles" / "steering.json").is_file()
+    resumed = _ctx(gemm_problem, tmp_path)  # a resumed run keeps the notes of the stages already run
+    assert resumed.extras["profile"].steering == ctx.extras["profile"].steering

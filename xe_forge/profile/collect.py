@@ -85,7 +85,10 @@ def profile_source(code: str, problem: Problem, *, device: str, target: str, tim
         return record.model_copy(update={"tool": got.tool, "unavailable": reason, "blocked": blocked,
                                          "notes": got.notes})
     compiled = {c.name: c for c in runner.compiled} if runner else {}
-    return record.model_copy(update={"tool": got.tool, "notes": got.notes,
+    notes = got.notes + ([f"torch work the problem allows ({', '.join(problem.spec.allow_torch)}) is not profiled: "
+                          "times and the roofline cover the Triton kernels only"]
+                         if problem.spec is not None and problem.spec.allow_torch else [])
+    return record.model_copy(update={"tool": got.tool, "notes": notes,
                                      "kernels": [_with_compiler(r, compiled.get(r.name)) for r in got.records]})
 
 

@@ -8,6 +8,7 @@ runs/<id>/profiles/<hash>.json, so a resumed run reads them back instead of prof
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -43,7 +44,8 @@ class ProfileSession:
         self.tool = tool
         self.dir = Path(run_dir) / "profiles"
         self.entries: dict[str, ProfileEntry] = {}
-        self.steering: list[SteeringNote] = []
+        saved = self.dir / "steering.json"
+        self.steering = [SteeringNote(**n) for n in json.loads(saved.read_text())] if saved.is_file() else []
         self.blocked: ProfileRecord | None = None  # the machine's refusal, reused instead of asking again
 
     def entry(self, code: str, label: str) -> ProfileEntry:
