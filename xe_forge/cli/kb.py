@@ -86,7 +86,8 @@ def show(entry_id: Annotated[str, typer.Argument(metavar="ID")], kb: KbDirs = No
     if entry is None:
         raise InputError(f"no entry with id '{entry_id}'", hint="`xe-forge kb list` or `kb search` finds ids")
     console.print(Markdown(render_entry(entry)))
-    console.print(f"source: {entry.source}\nfile: {entry.where}", markup=False, highlight=False)
+    verified = f"\nverified on: {entry.verified_on}" if entry.verified_on else ""
+    console.print(f"source: {entry.source}{verified}\nfile: {entry.where}", markup=False, highlight=False)
 
 
 @kb_app.command("search")
