@@ -7,6 +7,7 @@ Public API (what the pipeline, the rules proposer and the verifier call):
     validate_paths(paths) -> list[KbProblem]      `kb validate`
     add_entry_file(file, user_dir, replace)     `kb add`
     check_constraints(source, target=, toolchain=, kb=) -> list[Violation]   verifier static check
+    kb.options.OptionTable / bundled_table()    the launch-option table (verifier, devices, rules proposer)
 """
 
 from xe_forge.kb.constraints import check_constraints
