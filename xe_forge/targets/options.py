@@ -8,10 +8,18 @@ time: its sub-group count limit and its sub-group sizes, when it reports them.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from xe_forge.kb.options import OptionTable, bundled_table
 from xe_forge.targets.base import OptionProblem, Toolchain
+
+if TYPE_CHECKING:  # the knowledge base is loaded only when options are checked (workers stay light)
+    from xe_forge.kb.options import OptionTable
+
+
+def _table(table: OptionTable | None) -> OptionTable:
+    from xe_forge.kb.options import bundled_table
+
+    return table or bundled_table()
 
 # The compile-option keyword that sets the sub-group size, by triton-xpu version (renamed in 3.6).
 SUB_GROUP_KEYWORDS = ("warp_size", "threads_per_warp")
@@ -19,13 +27,13 @@ SUB_GROUP_KEYWORDS = ("warp_size", "threads_per_warp")
 
 def grf_modes(toolchain: Toolchain, target: str = "intel-xe2", table: OptionTable | None = None) -> tuple[str, ...]:
     """Legal grf_mode names for an installed triton-xpu (empty when the table lists none)."""
-    allowed = (table or bundled_table()).allowed_values("grf_mode", target, toolchain)
+    allowed = _table(table).allowed_values("grf_mode", target, toolchain)
     return tuple(str(v) for v in allowed or ())
 
 
 def warp_size_keyword(toolchain: Toolchain, target: str = "intel-xe2", table: OptionTable | None = None) -> str:
     """The sub-group size keyword this toolchain defines: `threads_per_warp` before triton-xpu 3.6."""
-    table = table or bundled_table()
+    table = _table(table)
     for keyword in SUB_GROUP_KEYWORDS:
         if not table.problems({keyword: 16}, target, toolchain):
             return keyword
@@ -56,7 +64,7 @@ def validate_options(options: dict[str, Any], toolchain: Toolchain, *, target: s
         max_warps, warp_sizes: the device's own limits when it reports them (None: not known).
         table: the option table (default: the bundled knowledge base's).
     """
-    problems = (table or bundled_table()).problems(options, target, toolchain)
+    problems = _table(table).problems(options, target, toolchain)
     named = {p.option for p in problems}
     problems += [p for p in device_limit_problems(options, max_warps=max_warps, warp_sizes=warp_sizes)
                  if p.option not in named]
