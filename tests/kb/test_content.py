@@ -6,7 +6,7 @@ import pytest
 
 from xe_forge.kb import PROBLEM_CLASSES, RECIPE_NAMES, STAGES, bundled_dir
 from xe_forge.kb.schema import CONFIG_KEYWORDS
-from xe_forge.targets.base import TARGETS
+from xe_forge.targets.base import TARGETS, Toolchain
 
 INTEL_SPACES = ("xe2-config-space", "xe-hpc-config-space")
 
@@ -72,7 +72,6 @@ def test_unverified_facts_are_low_confidence(bundled):
 
 
 @pytest.mark.parametrize(("key", "target", "value"), [
-    ("triton_xpu.grf_mode_names", None, None),  # several version-ranged values: looked up per toolchain
     ("xe_hpc.roofline_crossover_flop_per_byte", "intel-xe-hpc", 256),
     ("xe2.slm_per_xecore_kb", "intel-xe2", 256),
     ("xe_hpg.sub_group_sizes", "intel-xe-hpg", [8, 16, 32]),
@@ -83,9 +82,14 @@ def test_unverified_facts_are_low_confidence(bundled):
     ("h200.bf16_gemm_tflops_measured", "nvidia-sm90", 790),
 ])
 def test_audited_facts(bundled, key, target, value):
-    if value is not None:
-        assert bundled.fact(key, target) == value
-    assert bundled.fact(key, "any-target-that-does-not-exist") is None
+    assert bundled.fact(key, target) == value
+
+
+@pytest.mark.parametrize(("version", "names"), [("3.5.0", ["default", "small", "large", "auto"]),
+                                                ("3.7.2", ["default", "128", "256", "512", "auto"])])
+def test_version_ranged_facts_are_read_per_toolchain(bundled, version, names):
+    toolchain = Toolchain(name="triton-xpu", version=version)
+    assert bundled.fact("triton_xpu.grf_mode_names", "intel-xe2", toolchain) == names
 
 
 def test_corrected_version_facts(bundled):

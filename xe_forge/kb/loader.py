@@ -62,16 +62,14 @@ class KnowledgeBase:
     def get(self, entry_id: str) -> Entry | None:
         return self._by_id.get(entry_id)
 
-    def fact(self, key: str, target: str | None = None) -> Any:
-        """The value the entries give a fact key (for `target` when given); None when none states it.
-
-        `kb validate` guarantees that entries applying together agree, so the first one found is it.
-        """
-        for entry in self.entries:
-            if target is None or target_admits(target, entry.targets):
-                for fact in entry.facts:
-                    if fact.key == key:
-                        return fact.value
+    def fact(self, key: str, target: str | None = None, toolchain: Toolchain | None = None) -> Any:
+        """The value the entries give a fact key for `target` and `toolchain` (None: any); None when
+        no entry states it. `kb validate` guarantees that entries applying together agree, so the
+        first one found is the answer (version-ranged keys need the toolchain to be unambiguous)."""
+        for entry in self.filter(target=target, toolchain=toolchain):
+            for fact in entry.facts:
+                if fact.key == key:
+                    return fact.value
         return None
 
     def filter(self, stage: str | None = None, target: str | None = None, kind: str | None = None,
