@@ -4,6 +4,7 @@ user does with the run: read its reports and distill its verified wins into draf
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -23,6 +24,9 @@ def run(tmp_path_factory):
     shutil.copytree(EXAMPLE, home / "ex")
     with pytest.MonkeyPatch.context() as mp:
         mp.chdir(home)
+        for name in [n for n in os.environ if n.startswith("XE_FORGE_")]:
+            mp.delenv(name)
+        mp.setenv("XE_FORGE_DEVICE", "cpu")  # the README's command, on the CPU even where a GPU is present
         result = CliRunner().invoke(app, ["optimize", "ex/kernel.py", "-o", "optimized.py"])
     runs = list((home / "runs").iterdir())
     return home, result, runs

@@ -15,7 +15,9 @@ from pathlib import Path
 import pytest
 
 from xe_forge.batch import runner as batch
-from xe_forge.batch.runner import BatchOptions, run_batch
+from xe_forge.batch.models import BatchRequest
+from xe_forge.batch.runner import run_batch
+from xe_forge.config import RunRequest
 from xe_forge.errors import InputError
 
 
@@ -51,8 +53,8 @@ def problems_dir(tmp_path: Path) -> Path:
     return d
 
 
-def _opts(problems_dir: Path, out: Path, **kw) -> BatchOptions:
-    return BatchOptions(problems_dir=str(problems_dir), out=str(out), device="cpu", **kw)
+def _opts(problems_dir: Path, out: Path, **kw) -> BatchRequest:
+    return BatchRequest(problems_dir=str(problems_dir), out=str(out), run=RunRequest(device="cpu"), **kw)
 
 
 def _set_status(out: Path, pid: int, status: str) -> None:

@@ -13,68 +13,44 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
+from xe_forge.batch.models import ProblemJob
 from xe_forge.errors import ForgeError
 
 
-class ChildJob(BaseModel):
-    problem_id: int
-    name: str
-    problem_path: str
-    seed_path: str | None
-    spec_path: str | None
-    variant: str | None
-    run_root: str
-    run_id: str
-    engine: str
-    device: str
-    target: str | None
-    max_iters: int
-    stages: str | None
-    model: str | None
-    timeout: float
-    result_path: str
-    compile: bool = False
-
-
-def run(job: ChildJob) -> dict[str, Any]:
+def run(job: ProblemJob) -> dict[str, Any]:
     from xe_forge.config import load_settings
     from xe_forge.pipeline.progress import Progress
-    from xe_forge.pipeline.run import OptimizeArgs, optimize
+    from xe_forge.pipeline.run import optimize
     from xe_forge.problem.kernel import load_problem
     from xe_forge.verify.evaluate import Evaluator, input_allowance
 
-    settings = load_settings(model=job.model)
-    out: dict[str, Any] = {"problem_id": job.problem_id, "name": job.name, "run_id": job.run_id}
-    seed = job.seed_path
-    if seed is None:
-        if not settings.llm_configured() or job.engine == "rules":
+    request = job.run
+    settings = load_settings(model=request.model)
+    out: dict[str, Any] = {"problem_id": job.problem.id, "name": job.problem.name, "run_id": job.run_id}
+    if not request.kernel:
+        if not settings.llm_configured() or request.engine == "rules":
             return {**out, "status": "skipped", "reason": "no seed kernel, and no LLM configured to port one"}
         from xe_forge.batch.port import port_problem
 
-        if job.spec_path is None:  # no seed, no spec: a --variant cannot apply, the problem's own shapes do
-            job = job.model_copy(update={"variant": None})
-        seed = port_problem(job, settings)
+        if request.spec is None:  # no seed, no spec: a --variant cannot apply, the problem's own shapes do
+            request = request.model_copy(update={"variant": None})
+        seed = port_problem(request, job.run_id, settings)
         if seed is None:
             return {**out, "status": "failed", "reason": "the LLM could not port the problem to a correct Triton kernel"}
+        request = request.model_copy(update={"kernel": seed})
         out["ported"] = True
-    resume = job.run_id if (Path(job.run_root) / job.run_id / "args.json").is_file() else None
-    args = OptimizeArgs(kernel=seed, reference=job.problem_path, spec=job.spec_path, variant=job.variant,
-                        device=job.device, target=job.target, engine=job.engine, model=job.model,
-                        stages=job.stages, max_iters=job.max_iters, timeout=job.timeout)
-    result = optimize(args, settings, run_dir_root=Path(job.run_root), resume=resume, run_id=job.run_id,
-                      progress=Progress(quiet=True))
+    resume = job.run_id if (Path(request.run_dir) / job.run_id / "args.json").is_file() else None
+    result = optimize(request, settings, resume=resume, run_id=job.run_id, progress=Progress(quiet=True))
     report = result.report
     out.update(status=result.status, exit_code=result.exit_code, degenerate=report.get("degenerate_reference", []),
                correct=bool(report["final"]["passed"]), device=report["device"])
-    problem = load_problem(Path(result.run_dir) / "output.py", job.problem_path, job.spec_path, job.variant)
-    with Evaluator(job.device, job.target, timeout=job.timeout, trials=1) as ev:
+    problem = load_problem(Path(result.run_dir) / "output.py", request.reference, request.spec, request.variant)
+    with Evaluator(request.device, request.target, timeout=request.timeout, trials=1) as ev:
         if ev.measures_speed and out["correct"]:
             allow = input_allowance(problem)
             final = ev.evaluate(problem.kernel.source, problem, allow_torch=allow, time_it=True, full=False,
                                 compile_baseline=job.compile, name="final_vs_eager")
-            seed_src = Path(seed).read_text()
+            seed_src = Path(request.kernel).read_text()
             first = ev.evaluate(seed_src, problem, allow_torch=allow, time_it=True, full=False, name="seed_vs_eager")
             out["timings"] = {k: v.model_dump() for k, v in final.timings.items()}
             out["seed_timings"] = {k: v.model_dump() for k, v in first.timings.items()}
@@ -82,14 +58,14 @@ def run(job: ChildJob) -> dict[str, Any]:
 
 
 def main(path: str) -> int:
-    job = ChildJob(**json.loads(Path(path).read_text()))
+    job = ProblemJob.model_validate_json(Path(path).read_text())
     try:
         result = run(job)
     except ForgeError as err:
-        result = {"problem_id": job.problem_id, "name": job.name, "run_id": job.run_id, "status": "failed",
+        result = {"problem_id": job.problem.id, "name": job.problem.name, "run_id": job.run_id, "status": "failed",
                   "reason": str(err), "exit_code": err.exit_code}
     except Exception as exc:
-        result = {"problem_id": job.problem_id, "name": job.name, "run_id": job.run_id, "status": "failed",
+        result = {"problem_id": job.problem.id, "name": job.problem.name, "run_id": job.run_id, "status": "failed",
                   "reason": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()[-3000:]}
     Path(job.result_path).write_text(json.dumps(result, default=str, indent=2))
     return 0

@@ -22,39 +22,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
+from xe_forge.batch.models import BatchRequest, ProblemFile, ProblemJob
 from xe_forge.errors import EnvError, InputError
 
 PROBLEM_FILE = re.compile(r"^(\d+)_(.+)\.py$")
 FINAL = ("improved", "improved (speed unverified)", "no improvement", "no measured improvement",
          "final verification failed", "skipped", "failed", "timeout", "crashed")
 _LIVE: set[subprocess.Popen] = set()  # problem processes now running, killed if the batch itself is stopped
-
-
-class ProblemFile(BaseModel):
-    id: int
-    name: str
-    path: str
-
-
-class BatchOptions(BaseModel):
-    problems_dir: str
-    seeds_dir: str | None = None
-    only: str | None = None
-    workers: int | None = None
-    resume: bool = False
-    out: str = "batch-out"
-    engine: str = "auto"
-    model: str | None = None
-    device: str = "auto"
-    target: str | None = None
-    variant: str | None = None
-    stages: str | None = None
-    max_iters: int = 4
-    time_limit: float = 1800.0
-    timeout: float = 300.0
-    compile: bool = False
 
 
 def parse_only(text: str | None) -> set[int] | None:
@@ -179,7 +153,7 @@ def _run_child(job_path: Path, env: dict[str, str], limit: float) -> tuple[str |
     return None, ""
 
 
-def run_batch(opts: BatchOptions, progress: Any = None) -> dict[str, Any]:
+def run_batch(opts: BatchRequest, progress: Any = None) -> dict[str, Any]:
     from xe_forge.batch.report import summarize, write_batch_report
     from xe_forge.paths import data_dir
 
@@ -192,7 +166,7 @@ def run_batch(opts: BatchOptions, progress: Any = None) -> dict[str, Any]:
         raise InputError(f"{out} already holds a batch", hint="pass --resume to continue it, or choose another --out")
     env_failed = {r["id"] for r in store.results() if r.get("exit_code") == 3}  # e.g. LLM unreachable: retry
     todo = [p for p in problems if not (opts.resume and store.status(p.id) in FINAL and p.id not in env_failed)]
-    slots = device_slots(opts.device, opts.workers)
+    slots = device_slots(opts.run.device, opts.workers)
     jobs: queue.Queue[ProblemFile] = queue.Queue()
     for p in todo:
         jobs.put(p)
@@ -241,20 +215,17 @@ def run_batch(opts: BatchOptions, progress: Any = None) -> dict[str, Any]:
     return summary
 
 
-def _solve(problem: ProblemFile, opts: BatchOptions, seeds_dir: Path, out: Path, env: dict[str, str]) -> dict:
-    from xe_forge.batch.child import ChildJob
-
+def _solve(problem: ProblemFile, opts: BatchRequest, seeds_dir: Path, out: Path, env: dict[str, str]) -> dict:
     seed, spec = find_seed(seeds_dir, problem.id)
     run_id = f"p{problem.id:03d}-{problem.name[:40]}"
     job_path = out / "jobs" / f"{run_id}.json"
     job_path.parent.mkdir(parents=True, exist_ok=True)
     result_path = job_path.with_suffix(".result.json")
     result_path.unlink(missing_ok=True)
-    job = ChildJob(problem_id=problem.id, name=problem.name, problem_path=problem.path, seed_path=seed,
-                   spec_path=spec, variant=opts.variant, run_root=str(out / "runs"), run_id=run_id,
-                   engine=opts.engine, device="cpu" if opts.device == "cpu" else "auto", target=opts.target,
-                   max_iters=opts.max_iters, stages=opts.stages, model=opts.model, timeout=opts.timeout, compile=opts.compile,
-                   result_path=str(result_path))
+    # the problem's process sees only its worker's GPU: the device kind passes through unchanged
+    run = opts.run.model_copy(update={"kernel": seed or "", "reference": problem.path, "spec": spec,
+                                      "run_dir": out / "runs"})
+    job = ProblemJob(problem=problem, run_id=run_id, run=run, compile=opts.compile, result_path=str(result_path))
     job_path.write_text(job.model_dump_json(indent=2))
     status, reason = _run_child(job_path, env, opts.time_limit)
     if status is None and result_path.is_file():

@@ -18,30 +18,13 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from xe_forge.config import Settings
+from xe_forge.config import RunRequest, Settings
 from xe_forge.errors import EnvError, InputError
 from xe_forge.pipeline.progress import Progress
 from xe_forge.problem.kernel import load_problem
 from xe_forge.stages import load_stages, parse_stage_list
 from xe_forge.store import LLMCache, RunStore
 from xe_forge.verify.evaluate import Evaluator, input_allowance
-
-ENGINES = ("auto", "llm", "rules")
-
-
-class OptimizeArgs(BaseModel):
-    kernel: str
-    reference: str | None = None
-    spec: str | None = None
-    variant: str | None = None
-    device: str = "auto"
-    target: str | None = None
-    engine: str = "auto"
-    model: str | None = None
-    stages: str | None = None
-    max_iters: int = 4
-    timeout: float = 300.0
-    kb_dirs: list[str] = []
 
 
 class OptimizeResult(BaseModel):
@@ -52,21 +35,11 @@ class OptimizeResult(BaseModel):
     report: dict[str, Any]
 
 
-def _absolute(args: OptimizeArgs) -> OptimizeArgs:
-    def resolve(p: str | None) -> str | None:
-        return str(Path(p).resolve()) if p else p
-
-    return args.model_copy(update={"kernel": resolve(args.kernel), "reference": resolve(args.reference),
-                                   "spec": resolve(args.spec), "kb_dirs": [resolve(d) for d in args.kb_dirs]})
-
-
 def new_run_id(kernel: Path) -> str:
     return f"{time.strftime('%Y%m%d-%H%M%S')}-{kernel.stem[:24]}-{uuid.uuid4().hex[:6]}"
 
 
 def resolve_engine(engine: str, settings: Settings) -> str:
-    if engine not in ENGINES:
-        raise InputError(f"unknown engine '{engine}'", hint="choose auto, llm or rules")
     if engine == "llm" and not settings.llm_configured():
         raise EnvError("--engine llm needs a model: pass --model or set XE_FORGE_MODEL")
     if engine == "auto":
@@ -74,20 +47,23 @@ def resolve_engine(engine: str, settings: Settings) -> str:
     return engine
 
 
-def optimize(args: OptimizeArgs, settings: Settings, *, run_dir_root: Path, resume: str | None = None,
-             output: Path | None = None, progress: Progress | None = None, lm: Any = None,
-             run_id: str | None = None) -> OptimizeResult:
-    """Run (or resume) the pipeline on one kernel; returns the status and the exit code per DESIGN.md."""
+def optimize(request: RunRequest, settings: Settings, *, resume: str | None = None, output: Path | None = None,
+             progress: Progress | None = None, lm: Any = None, run_id: str | None = None) -> OptimizeResult:
+    """Run (or resume) the pipeline on one kernel; returns the status and the exit code per DESIGN.md.
+
+    `resume` names a run under request.run_dir; its stored request (args.json) is used, not this one.
+    """
     progress = progress or Progress()
-    run_dir_root = Path(run_dir_root).resolve()
+    run_dir_root = Path(request.run_dir).resolve()
     if resume:
         run_dir = run_dir_root / resume
         if not (run_dir / "args.json").is_file():
             raise InputError(f"no run '{resume}' under {run_dir_root}", hint="runs are directories under --run-dir")
-        args = OptimizeArgs(**json.loads((run_dir / "args.json").read_text()))
+        args = RunRequest.model_validate_json((run_dir / "args.json").read_text())
+        args = args.model_copy(update={"run_dir": run_dir_root})
         run_id = resume
     else:
-        args = _absolute(args)  # args.json must work from any directory on --resume
+        args = request.absolute().model_copy(update={"run_dir": run_dir_root})  # args.json works from anywhere
         run_id = run_id or new_run_id(Path(args.kernel))
         run_dir = run_dir_root / run_id
     if args.model:
@@ -100,10 +76,10 @@ def optimize(args: OptimizeArgs, settings: Settings, *, run_dir_root: Path, resu
         (run_dir / "args.json").write_text(args.model_dump_json(indent=2))
         shutil.copyfile(problem.kernel.path, run_dir / "input.py")
     store = RunStore(run_dir / "store.sqlite")
-    store.start_run(run_id, str(problem.kernel.path), args.model_dump())
+    store.start_run(run_id, str(problem.kernel.path), args.model_dump(mode="json"))
     progress.phase("run", f"{run_id} in {run_dir} (engine: {engine})")
-    evaluator = Evaluator(args.device, args.target, timeout=args.timeout, workdir=run_dir / "candidates",
-                          kb=_load_kb(args.kb_dirs))
+    evaluator = Evaluator(args.device, args.target, timeout=args.timeout, trials=args.trials,
+                          workdir=run_dir / "candidates", kb=_load_kb(args.kb_dirs))
     for warning in evaluator.warnings_for(problem):
         progress.phase("warning", warning)
     try:
