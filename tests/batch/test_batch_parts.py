@@ -13,14 +13,14 @@ from types import SimpleNamespace
 import pytest
 
 from xe_forge.batch import runner as batch
-from xe_forge.batch.models import BatchRequest, ProblemFile, ProblemJob
+from xe_forge.batch.models import BatchRequest, ProblemFile, ProblemJob, ProblemResult
 from xe_forge.batch.runner import (
-    BatchStore,
     device_slots,
     discover_problems,
     find_seed,
     parse_only,
 )
+from xe_forge.batch.store import BatchStore
 from xe_forge.config import RunRequest
 from xe_forge.errors import EnvError, InputError
 from xe_forge.paths import data_dir
@@ -178,9 +178,9 @@ def test_store_counts_attempts_and_keeps_results(tmp_path: Path):
     assert store.status(3) is None
     store.start(p, 1)
     assert store.status(3) == "running"
-    store.finish(3, {"status": "failed", "reason": "boom", "correct": False})
+    store.finish(3, ProblemResult.failed(p, None, "failed", "boom"))
     store.start(p, 0)
-    store.finish(3, {"status": "no improvement", "correct": True})
+    store.finish(3, ProblemResult(problem_id=3, name="3_X", status="no improvement", correct=True))
     (row,) = BatchStore(tmp_path / "b.sqlite").results()  # a fresh connection sees what was committed
     assert row["attempts"] == 2 and row["worker"] == 0 and row["status"] == "no improvement" and row["correct"]
     assert "reason" not in row  # the result of the last attempt replaces the earlier one

@@ -17,15 +17,16 @@ from xe_forge.errors import InputError
 from xe_forge.kb.loader import KnowledgeBase, bundled_dir, default_user_dir, load_kb, read_layer
 from xe_forge.kb.render import render_entries, render_entry
 from xe_forge.kb.retrieve import fit_budget, rank
-from xe_forge.kb.schema import KINDS, STAGES
+from xe_forge.kb.schema import KINDS
 from xe_forge.kb.userkb import add_entry_file
 from xe_forge.kb.validate import validate_paths
+from xe_forge.stages import stage_names
 from xe_forge.targets.base import TARGETS, Toolchain
 
 kb_app = typer.Typer(help="Browse, search, validate and extend the knowledge base.", no_args_is_help=True)
 
 KbDirs = Annotated[list[Path] | None, typer.Option("--kb", help="Extra KB directory (repeatable), layered last.")]
-StageOpt = Annotated[str | None, typer.Option("--stage", help=f"One of: {', '.join(STAGES)}.")]
+StageOpt = Annotated[str | None, typer.Option("--stage", help=f"One of: {', '.join(stage_names())}.")]
 TargetOpt = Annotated[str | None, typer.Option("--target", help=f"One of: {', '.join(TARGETS)}.")]
 
 
@@ -64,7 +65,7 @@ def list_entries(stage: StageOpt = None, target: TargetOpt = None,
                  kind: Annotated[str | None, typer.Option(help=f"One of: {', '.join(KINDS)}.")] = None,
                  kb: KbDirs = None) -> None:
     """List entries, optionally for one stage, target and kind."""
-    _check_choice(stage, STAGES, "stage")
+    _check_choice(stage, stage_names(), "stage")
     _check_choice(target, TARGETS, "target")
     _check_choice(kind, KINDS, "kind")
     entries = _load(kb).filter(stage=stage, target=target, kind=kind)
@@ -97,7 +98,7 @@ def search(query: str, stage: StageOpt = None, target: TargetOpt = None,
            full: Annotated[bool, typer.Option("--full", help="Print the rendered entries.")] = False,
            kb: KbDirs = None) -> None:
     """Rank entries against QUERY by BM25 (what a stage's prompt would get)."""
-    _check_choice(stage, STAGES, "stage")
+    _check_choice(stage, stage_names(), "stage")
     _check_choice(target, TARGETS, "target")
     ranked = rank(_load(kb), query, stage=stage, target=target, toolchain=parse_toolchain(toolchain))
     if full:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
@@ -64,13 +63,12 @@ def optimize(
                                            kb_dirs=[str(d) for d in kb or []])
         result = run_optimize(request, settings, resume=resume, output=output, progress=Progress(quiet=as_json))
         if as_json:
-            console.print_json(json.dumps(result.model_dump(), default=str))
+            console.print_json(result.model_dump_json())
         else:
-            r = result.report
-            console.print(f"[bold]{result.status}[/bold]: {r['speed']}")
+            console.print(f"[bold]{result.status}[/bold]: {result.report.speed}")
             console.print(f"run {result.run_id}: {result.run_dir}/report.md, report.html, output.py")
-            if r.get("warning"):
-                console.print(f"[yellow]warning:[/yellow] {r['warning']}")
+            if result.report.warning:
+                console.print(f"[yellow]warning:[/yellow] {result.report.warning}")
             if output and result.exit_code == 0:
                 console.print(f"best verified kernel written to {output}")
         return result.exit_code
