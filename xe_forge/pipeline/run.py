@@ -55,7 +55,7 @@ def resolve_engine(engine: str, settings: Settings) -> str:
 
 def optimize(request: RunRequest, settings: Settings, *, resume: str | None = None, output: Path | None = None,
              progress: Progress | None = None, lm: BaseLM | None = None, run_id: str | None = None) -> OptimizeResult:
-    """Run (or resume) the pipeline on one kernel; returns the status and the exit code per DESIGN.md.
+    """Run (or resume) the pipeline on one kernel; returns the status and the exit code (0: improved, 1: not).
 
     `resume` names a run under request.run_dir; its stored request (args.json) is used, not this one.
     `lm` replaces the configured model (tests script one).

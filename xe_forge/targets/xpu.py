@@ -12,7 +12,7 @@ from xe_forge.targets.base import DeviceProperties, OptionProblem, Toolchain, re
 from xe_forge.targets.gpu import TorchGpuDevice
 from xe_forge.targets.options import validate_options
 
-# torch.xpu.get_device_properties fields (xpu-facts.md); newer torch adds the last four.
+# torch.xpu.get_device_properties fields; newer torch adds the last four.
 XPU_FIELDS: dict[str, Any] = {
     "name": "unknown", "platform_name": "", "vendor": "", "driver_version": "", "max_compute_units": 0,
     "gpu_eu_count": 0, "gpu_subslice_count": 0, "max_work_group_size": 1024, "max_num_sub_groups": 64,
