@@ -21,6 +21,7 @@ from xe_forge.cli.common import (
     VariantOpt,
     console,
     run_command,
+    settings_from_flags,
 )
 
 
@@ -55,12 +56,13 @@ def batch(
     from xe_forge.batch.report import export_trajectories as export
     from xe_forge.batch.report import render_markdown
     from xe_forge.batch.runner import run_batch
-    from xe_forge.config import RunRequest, load_settings
+    from xe_forge.config import RunRequest
     from xe_forge.pipeline.progress import BatchProgress
 
+    flags = dict(locals())
+
     def go() -> int:
-        settings = load_settings(device=device, target=target, engine=engine, model=model, max_iters=max_iters,
-                                 timeout=timeout, trials=trials)
+        settings = settings_from_flags(flags)
         request = BatchRequest(problems_dir=str(problems_dir), seeds_dir=str(seeds) if seeds else None, only=only,
                                workers=workers, resume=resume, out=str(out), time_limit=time_limit,
                                compile=compile_ref,

@@ -23,9 +23,9 @@ from xe_forge.cli.common import (
     VariantOpt,
     console,
     run_command,
+    settings_from_flags,
 )
 from xe_forge.cli.render import timing_line, verdict_table
-from xe_forge.config import load_settings
 from xe_forge.errors import InputError
 from xe_forge.problem.kernel import load_problem
 from xe_forge.verify.evaluate import Evaluator, allowance_from_file, declared_allowance, input_allowance
@@ -49,8 +49,10 @@ def check(
     as_json: JsonOpt = False,
 ) -> None:
     """Verify a kernel against its reference: static checks, K trials, poisoning, ghost replay, unseen shapes."""
+    flags = dict(locals())
+
     def go() -> int:
-        s = load_settings(device=device, target=target, trials=trials, timeout=timeout)
+        s = settings_from_flags(flags)
         return check_command(candidate, reference=reference, spec=spec, variant=variant, device=s.device,
                              target=s.target, baseline=baseline, allow_torch=allow_torch, unseen=not no_unseen,
                              trials=s.trials, timeout=s.timeout, as_json=as_json, console=console)
@@ -71,8 +73,10 @@ def bench(
     as_json: JsonOpt = False,
 ) -> None:
     """Time a kernel against its reference (interleaved, L2 flushed): median, spread, speedup, TFLOP/s."""
+    flags = {"device": device, "target": target}  # bench keeps its own --timeout default (600 s)
+
     def go() -> int:
-        s = load_settings(device=device, target=target)
+        s = settings_from_flags(flags)
         return bench_command(kernel, reference=reference, spec=spec, variant=variant, device=s.device,
                              target=s.target, compile_ref=compile_ref, timeout=timeout, as_json=as_json,
                              console=console)

@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from xe_forge.config import RunOptions, Settings, load_settings
 from xe_forge.errors import ForgeError
 
 console = Console()
@@ -44,6 +45,15 @@ MaxItersOpt = Annotated[int | None, typer.Option("--max-iters", help="CoVeR iter
 StagesOpt = Annotated[str | None, typer.Option("--stages", help="Comma-separated stages to run, in order "
                                                "(default: planned from the analysis).")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document instead of tables.")]
+
+
+def settings_from_flags(flags: dict[str, object]) -> Settings:
+    """Settings with the run-option flags that were given on top (a command passes its `locals()`).
+
+    A new run option is a field of config.RunOptions plus its option type here: every command that
+    declares the parameter passes it through this one place.
+    """
+    return load_settings(**{k: v for k, v in flags.items() if k in RunOptions.model_fields})
 
 
 def _fail(err: ForgeError) -> typer.Exit:

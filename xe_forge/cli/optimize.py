@@ -22,6 +22,7 @@ from xe_forge.cli.common import (
     VariantOpt,
     console,
     run_command,
+    settings_from_flags,
 )
 
 
@@ -48,16 +49,17 @@ def optimize(
     as_json: JsonOpt = False,
 ) -> None:
     """Optimize a kernel through the nine stages; every accepted step verified against the reference."""
-    from xe_forge.config import RunRequest, load_settings
+    from xe_forge.config import RunRequest
     from xe_forge.errors import InputError
     from xe_forge.pipeline.progress import Progress
     from xe_forge.pipeline.run import optimize as run_optimize
 
+    flags = dict(locals())
+
     def go() -> int:
         if kernel is None and resume is None:
             raise InputError("give a KERNEL file to optimize, or --resume RUN_ID to continue a run")
-        settings = load_settings(device=device, target=target, engine=engine, model=model, max_iters=max_iters,
-                                 timeout=timeout, trials=trials, run_dir=run_dir)
+        settings = settings_from_flags(flags)
         request = RunRequest.from_settings(settings, kernel=str(kernel or ""), reference=_text(reference),
                                            spec=_text(spec), variant=variant, stages=stages,
                                            kb_dirs=[str(d) for d in kb or []])
