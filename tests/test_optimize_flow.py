@@ -82,3 +82,14 @@ def test_resume_by_run_id_alone_reports_a_finished_run(run):
 def test_optimize_without_kernel_or_resume_is_bad_input():
     result = CliRunner().invoke(app, ["optimize"])
     assert result.exit_code == 2 and "--resume RUN_ID" in result.output
+
+
+def test_the_run_directory_setting_is_where_runs_are_found(run, tmp_path, monkeypatch):
+    """XE_FORGE_RUN_DIR stands in for --run-dir: resume and distill find the run without the flag."""
+    home, _, runs = run
+    monkeypatch.setenv("XE_FORGE_RUN_DIR", str(home / "runs"))
+    monkeypatch.chdir(tmp_path)
+    resumed = CliRunner().invoke(app, ["optimize", "--resume", runs[0].name])
+    assert resumed.exit_code == 0 and "already finished" in resumed.output, resumed.output
+    distilled = CliRunner().invoke(app, ["kb", "distill", runs[0].name, "-o", str(tmp_path / "d.yaml")])
+    assert distilled.exit_code == 0 and (tmp_path / "d.yaml").is_file(), distilled.output

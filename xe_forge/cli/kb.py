@@ -12,7 +12,7 @@ import typer
 from rich.markdown import Markdown
 from rich.table import Table
 
-from xe_forge.cli.common import console, run_command
+from xe_forge.cli.common import console, run_command, settings_from_flags
 from xe_forge.errors import InputError
 from xe_forge.kb.loader import KnowledgeBase, bundled_dir, default_user_dir, load_kb, read_layer
 from xe_forge.kb.render import render_entries, render_entry
@@ -148,12 +148,13 @@ def add(file: Path,
 @_reports_errors
 def distill(
     run_id: Annotated[str, typer.Argument(help="Run whose verified wins become draft patterns.")],
-    run_dir: Annotated[Path, typer.Option("--run-dir", help="Where run directories live.")] = Path("runs"),
+    run_dir: Annotated[Path | None, typer.Option("--run-dir", help="Where run directories live. Default: "
+                                                 "XE_FORGE_RUN_DIR, else runs/.")] = None,
     output: Annotated[Path | None, typer.Option("-o", "--output", help="Draft file (default: RUN/distilled.yaml).")] = None,
 ) -> None:
     """Turn a run's accepted candidates into draft knowledge-base patterns, for review."""
     from xe_forge.kb.distill import write_distilled
 
-    path, n = write_distilled(run_dir / run_id, output)
+    path, n = write_distilled(settings_from_flags({"run_dir": run_dir}).run_dir / run_id, output)
     console.print(f"{n} draft entr{'y' if n == 1 else 'ies'} written to {path}; review, then `xe-forge kb add {path}`",
                   markup=False, highlight=False)
