@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from xe_forge.kb import PROBLEM_CLASSES, RECIPE_NAMES, STAGES, bundled_dir
+from xe_forge.kb import PROBLEM_CLASSES, RECIPE_NAMES, bundled_dir
 from xe_forge.kb.schema import CONFIG_KEYWORDS
+from xe_forge.stages import stage_names
 from xe_forge.targets.base import TARGETS, Toolchain
 
 INTEL_SPACES = ("xe2-config-space", "xe-hpc-config-space")
@@ -17,7 +18,7 @@ def test_at_least_sixty_entries_with_sources(bundled):
 
 
 def test_every_stage_and_target_is_covered(bundled):
-    assert {s for e in bundled.entries for s in e.stages} == set(STAGES)
+    assert {s for e in bundled.entries for s in e.stages} == set(stage_names())
     assert {t for e in bundled.entries for t in e.targets} == set(TARGETS)
 
 

@@ -19,7 +19,6 @@ from xe_forge.kb.schema import (
     KINDS,
     PROBLEM_CLASSES,
     RECIPE_NAMES,
-    STAGES,
     Entry,
     KbProblem,
     Violation,
@@ -28,7 +27,7 @@ from xe_forge.kb.userkb import add_entry_file
 from xe_forge.kb.validate import validate_paths
 
 __all__ = [
-    "CONFIG_KEYWORDS", "KINDS", "PROBLEM_CLASSES", "RECIPE_NAMES", "STAGES", "Entry", "KnowledgeBase",
+    "CONFIG_KEYWORDS", "KINDS", "PROBLEM_CLASSES", "RECIPE_NAMES", "Entry", "KnowledgeBase",
     "KbProblem", "Violation", "add_entry_file", "bundled_dir", "check_constraints", "default_user_dir",
     "estimate_tokens", "load_kb", "rank", "render_entries", "render_entry", "retrieve", "target_admits",
     "user_dirs", "validate_paths",

@@ -15,20 +15,17 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator,
 
 from xe_forge.targets.base import TARGETS, split_toolchain_spec
 
-STAGES = ("algorithmic", "dtype", "fusion", "memory_access", "block_io", "persistent", "device_tuning",
-          "autotuning", "discovery")
-KINDS = ("constraint", "pattern", "recipe", "config_space", "example")
-PROBLEM_CLASSES = ("gemm", "gemm-epilogue", "reduction", "elementwise", "attention", "conv")
-RECIPE_NAMES = ("drop-dot-upcast", "fp64-to-fp32", "exp2-activations", "launch-options", "tile-sizes",
-                "autotune", "group-swizzle")
-# Keys of a config_space config that are triton.Config keyword arguments; every other key goes into
-# the Config's kwargs dict (grf_mode included: as a Config keyword it is a TypeError).
-CONFIG_KEYWORDS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
-
 Kind = Literal["constraint", "pattern", "recipe", "config_space", "example"]
 ProblemClass = Literal["gemm", "gemm-epilogue", "reduction", "elementwise", "attention", "conv"]
 RecipeName = Literal["drop-dot-upcast", "fp64-to-fp32", "exp2-activations", "launch-options", "tile-sizes",
                      "autotune", "group-swizzle"]
+KINDS: tuple[str, ...] = get_args(Kind)
+PROBLEM_CLASSES: tuple[str, ...] = get_args(ProblemClass)
+RECIPE_NAMES: tuple[str, ...] = get_args(RecipeName)
+# Keys of a config_space config that are triton.Config keyword arguments; every other key goes into
+# the Config's kwargs dict (grf_mode included: as a Config keyword it is a TypeError).
+CONFIG_KEYWORDS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
+
 Confidence = Literal["high", "medium", "low"]
 # What a fact was checked against, weakest first: read in a source only, run under the Triton
 # interpreter, measured on this project's H200, or observed on an Intel GPU.
@@ -240,9 +237,11 @@ class Entry(_Strict):
     @field_validator("stages")
     @classmethod
     def _known_stages(cls, value: list[str]) -> list[str]:
+        from xe_forge.stages import stage_names  # the stages YAML names them; it imports this module
+
         for stage in value:
-            if stage not in STAGES:
-                raise ValueError(f"unknown stage '{stage}' (known: {', '.join(STAGES)})")
+            if stage not in stage_names():
+                raise ValueError(f"unknown stage '{stage}' (known: {', '.join(stage_names())})")
         return value
 
     @field_validator("targets")

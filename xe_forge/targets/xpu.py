@@ -16,7 +16,7 @@ from xe_forge.targets.base import DeviceProperties, OptionProblem, Toolchain, re
 from xe_forge.targets.gpu import TorchGpuDevice
 from xe_forge.targets.options import validate_options
 
-# torch.xpu.get_device_properties fields (xpu-facts.md); newer torch adds the last four. A None default
+# torch.xpu.get_device_properties fields; newer torch adds the last four. A None default
 # means "not reported": sub-group facts are then derived from the architecture, or stay unknown.
 XPU_FIELDS: dict[str, Any] = {
     "name": "unknown", "platform_name": "", "vendor": "", "driver_version": "", "max_compute_units": 0,
