@@ -7,6 +7,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from xe_forge.kb import load_kb
+from xe_forge.pipeline.report import RunReport, render_html, render_markdown
 from xe_forge.profile import report
 from xe_forge.profile import session as hooks
 from xe_forge.profile.session import ProfileSession
@@ -20,7 +21,7 @@ CUDA = Toolchain(name="triton", version="3.6.0")
 def _ctx(problem, tmp_path, **kw):
     session = ProfileSession(problem, device="cuda", target="nvidia-sm90", run_dir=tmp_path / "run")
     fields = {"rules": None, "target": "nvidia-sm90", "toolchain": CUDA, "progress": None, "only_stages": None} | kw
-    return SimpleNamespace(extras={"profile": session}, **fields)
+    return SimpleNamespace(profiler=session, **fields)
 
 
 def test_one_profile_per_distinct_kernel_kept_in_the_run_directory(gemm_problem, fake, tmp_path):
@@ -47,12 +48,12 @@ def test_a_machine_that_refuses_counters_is_asked_once(gemm_problem, fake, tmp_p
 
 
 def test_without_profile_the_hooks_change_nothing(gemm_problem):
-    ctx = SimpleNamespace(extras={}, rules=object(), only_stages=None)
+    ctx = SimpleNamespace(profiler=None, rules=object(), only_stages=None)
     proposers = [ctx.rules]
     assert hooks.stage_proposers(ctx, "code", "dtype", proposers) is proposers
     assert hooks.stage_feedback(ctx, "code", "dtype") == ""
     assert hooks.steer_planned(ctx, ["dtype"], "code", lambda s: True) == ["dtype"]
-    assert report.summary(ctx, "code") is None and report.markdown(None) == []
+    assert report.markdown(None) == [] and report.png(None) is None
 
 
 def test_the_limiter_steers_plan_and_rules_and_the_report_shows_it(gemm_problem, fake, tmp_path):
@@ -72,12 +73,20 @@ def test_the_limiter_steers_plan_and_rules_and_the_report_shows_it(gemm_problem,
 
     first = steered[0].next(StageRequest(stage=load_stages()["device_tuning"], code=code, reference=""))
     assert first.entry_id == "profile:spill-bound:launch-options"
-    summary = report.summary(ctx, code)
-    assert summary["steering"][0]["changed_first"] and summary["entries"][0]["diagnosis"]["limiter"] == "spill-bound"
+    summary = ctx.profiler.summary(code)
+    assert summary.steering[0].changed_first and summary.entries[0].diagnosis.limiter == "spill-bound"
+    assert summary.model_dump(mode="json")["steering"][0]["changed_first"]  # report.json carries it
     md = "\n".join(report.markdown(summary))
     assert "| input | spill-bound |" in md and "made `launch-options [profile:spill-bound:launch-options]`" in md
     assert "![roofline](roofline.png)" in md
-    assert report.png(summary).startswith(b"\x89PNG")
+    roofline = report.png(summary)
+    assert roofline.startswith(b"\x89PNG")
+    run_report = RunReport(run_id="r", status="improved", kernel="k.py", reference="r.py", reference_is_self=False,
+                           device="cuda", target="nvidia-sm90", toolchain="triton 3.6.0", engine="rules", speed="-",
+                           profile=summary)
+    back = RunReport.model_validate_json(run_report.model_dump_json())  # report.json read back (OptimizeResult)
+    assert back.profile == summary and "## Profile" in render_markdown(back)
+    assert 'alt="roofline"' in render_html(back, None, roofline) and 'alt="roofline"' not in render_html(back, None)
     assert (tmp_path / "run" / "profiles" / "steering.json").is_file()
     resumed = _ctx(gemm_problem, tmp_path)  # a resumed run keeps the notes of the stages already run
-    assert resumed.extras["profile"].steering == ctx.extras["profile"].steering
+    assert resumed.profiler.steering == ctx.profiler.steering

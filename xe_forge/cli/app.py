@@ -1,6 +1,6 @@
 """The `xe-forge` command line: parse, call one library function, print. No logic lives here.
 
-Exit codes (DESIGN.md): 0 done; 1 ran, but verification failed or nothing improved; 2 bad input;
+Exit codes (README): 0 done; 1 ran, but verification failed or nothing improved; 2 bad input;
 3 environment (no such device, toolchain missing, LLM unreachable when one was asked for).
 """
 

@@ -21,6 +21,7 @@ from xe_forge.cli.common import (
     VariantOpt,
     console,
     run_command,
+    settings_from_flags,
 )
 
 
@@ -28,18 +29,23 @@ def profile(
     kernel: KernelArg,
     spec: SpecOpt = None,
     variant: VariantOpt = None,
-    device: DeviceOpt = "auto",
+    device: DeviceOpt = None,
     target: TargetOpt = None,
     tool: Annotated[str | None, typer.Option("--tool", help="Profiler executable (default: ncu on NVIDIA, vtune on "
                                              "Intel, from PATH).")] = None,
     roofline: Annotated[Path | None, typer.Option("--roofline", help="Write the roofline plot (PNG) here.")] = None,
-    timeout: TimeoutOpt = 300.0,
+    timeout: TimeoutOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Profile a kernel's Triton kernels (ncu / VTune): counters, limiter, roofline. Exit 3 when no counters."""
-    raise typer.Exit(code=run_command(profile_command, kernel, spec=spec, variant=variant, device=device,
-                                      target=target, tool=tool, roofline=roofline, timeout=timeout, as_json=as_json,
-                                      console=console))
+    flags = dict(locals())
+
+    def go() -> int:
+        s = settings_from_flags(flags)
+        return profile_command(kernel, spec=spec, variant=variant, device=s.device, target=s.target, tool=tool,
+                               roofline=roofline, timeout=s.timeout, as_json=as_json, console=console)
+
+    raise typer.Exit(code=run_command(go))
 
 
 def profile_command(kernel: Path, *, spec: Path | None, variant: str | None, device: str, target: str | None,

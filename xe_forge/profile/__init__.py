@@ -3,7 +3,8 @@
     collect.profile_source   run the candidate under ncu (NVIDIA) or VTune (Intel) -> ProfileRecord
     limiter.diagnose         ProfileRecord + the problem's FLOPs/bytes -> Diagnosis (limiter, roofline)
     feedback                 Diagnosis -> prompt text and rules-engine preferences (stages/profile/limiters.yaml)
-    session                  the hooks `optimize --profile` calls; report the run report's profile section
+    session                  ProfileSession (RunContext.profiler) and the hooks `optimize --profile` calls
+    report                   the run report's profile section (ProfileSummary -> Markdown, roofline PNG)
 
 A machine whose profiler cannot read counters yields a record with `unavailable` set, never an error.
 """

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 Limiter = Literal["memory-bound", "compute-bound", "latency-bound", "spill-bound", "unknown"]
 
@@ -92,3 +92,36 @@ class Diagnosis(BaseModel):
     kernel: str | None = None
     reasons: list[str] = Field(default_factory=list)
     roofline: RooflinePoint | None = None
+
+
+class ProfileEntry(BaseModel):
+    """One profiled kernel file of a run (`label`: input, before <stage>, output), kept by code hash."""
+
+    label: str
+    code_hash: str
+    record: ProfileRecord
+    diagnosis: Diagnosis
+    feedback: str = ""
+
+
+class SteeringNote(BaseModel):
+    """One stage's rules-engine candidate order without and with the limiter."""
+
+    stage: str
+    limiter: str
+    unsteered: list[str] = Field(default_factory=list)
+    steered: list[str] = Field(default_factory=list)
+
+    @computed_field
+    @property
+    def changed_first(self) -> bool:
+        return bool(self.steered) and self.steered[:1] != self.unsteered[:1]
+
+
+class ProfileSummary(BaseModel):
+    """The run report's profile (`--profile` runs): every kernel file profiled, and every steering note."""
+
+    device: str
+    target: str
+    entries: list[ProfileEntry] = Field(default_factory=list)
+    steering: list[SteeringNote] = Field(default_factory=list)

@@ -1,7 +1,7 @@
 """Profiling inside an optimize run (`--profile`): one profile per distinct kernel, kept on disk.
 
 The pipeline calls the hook functions at the bottom with its run context; each is a no-op unless the
-run asked for profiles (`ctx.extras["profile"]` holds a ProfileSession). Profiles are written to
+run asked for profiles (`RunContext.profiler` holds a ProfileSession). Profiles are written to
 runs/<id>/profiles/<hash>.json, so a resumed run reads them back instead of profiling again.
 """
 
@@ -11,25 +11,19 @@ import hashlib
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
-
-from pydantic import BaseModel
+from typing import TYPE_CHECKING
 
 from xe_forge.problem.kernel import Problem
 from xe_forge.problem.roofline import problem_facts
 from xe_forge.profile.collect import profile_source
 from xe_forge.profile.feedback import Preferences, preferences, render_feedback, steer_plan
 from xe_forge.profile.limiter import diagnose
-from xe_forge.profile.models import Diagnosis, ProfileRecord
-from xe_forge.profile.steer import SteeredRules, SteeringNote
+from xe_forge.profile.models import ProfileEntry, ProfileRecord, ProfileSummary, SteeringNote
+from xe_forge.profile.steer import SteeredRules
 
-
-class ProfileEntry(BaseModel):
-    label: str
-    code_hash: str
-    record: ProfileRecord
-    diagnosis: Diagnosis
-    feedback: str = ""
+if TYPE_CHECKING:
+    from xe_forge.pipeline.state import RunContext
+    from xe_forge.proposers.base import Proposer
 
 
 class ProfileSession:
@@ -78,38 +72,42 @@ class ProfileSession:
             self.dir.mkdir(parents=True, exist_ok=True)
             (self.dir / "steering.json").write_text("[" + ",\n".join(n.model_dump_json() for n in self.steering) + "]\n")
 
+    def summary(self, final_code: str | None) -> ProfileSummary:
+        """The run report's profile: profiles the output first if it is a kernel not seen yet."""
+        if final_code:
+            self.entry(final_code, "output")
+        self.save_steering()
+        return ProfileSummary(device=self.device, target=self.target, entries=list(self.entries.values()),
+                              steering=self.steering)
 
-def active_session(ctx: Any) -> ProfileSession | None:
-    return getattr(ctx, "extras", {}).get("profile")
 
-
-def _say(ctx: Any, entry: ProfileEntry) -> None:
-    if getattr(ctx, "progress", None) is not None:
+def _say(ctx: RunContext, entry: ProfileEntry) -> None:
+    if ctx.progress is not None:
         what = entry.record.unavailable and f"unavailable: {entry.record.unavailable}"
         ctx.progress.phase("profile", f"{entry.label}: {what or entry.diagnosis.limiter}")
 
 
 # ---------------------------------------------------------------- hooks the pipeline calls
 
-def on_input(ctx: Any, code: str) -> None:
+def on_input(ctx: RunContext, code: str) -> None:
     """Profile the input kernel once it passed its baseline check."""
-    session = active_session(ctx)
+    session = ctx.profiler
     if session is not None:
         _say(ctx, session.entry(code, "input"))
 
 
-def steer_planned(ctx: Any, plan: list[str], code: str, can_serve: Callable[[str], bool]) -> list[str]:
+def steer_planned(ctx: RunContext, plan: list[str], code: str, can_serve: Callable[[str], bool]) -> list[str]:
     """The input's limiter puts its stages first (the user's --stages is never changed)."""
-    session = active_session(ctx)
-    if session is None or getattr(ctx, "only_stages", None):
+    session = ctx.profiler
+    if session is None or ctx.only_stages:
         return plan
     prefs = session.preferences(code, "input")
     return steer_plan(plan, prefs, can_serve) if prefs else plan
 
 
-def stage_feedback(ctx: Any, code: str, stage: str) -> str:
+def stage_feedback(ctx: RunContext, code: str, stage: str) -> str:
     """The profiler's text block for this stage's prompts ('' without --profile)."""
-    session = active_session(ctx)
+    session = ctx.profiler
     if session is None:
         return ""
     session.save_steering()  # the previous stage's candidate orders, kept even if the run stops here
@@ -118,10 +116,10 @@ def stage_feedback(ctx: Any, code: str, stage: str) -> str:
     return "" if entry.record.unavailable and entry.diagnosis.limiter == "unknown" else entry.feedback
 
 
-def stage_proposers(ctx: Any, code: str, stage: str, proposers: list[Any]) -> list[Any]:
+def stage_proposers(ctx: RunContext, code: str, stage: str, proposers: list[Proposer]) -> list[Proposer]:
     """The rules proposer steered by the current kernel's limiter; other proposers unchanged."""
-    session = active_session(ctx)
-    rules = getattr(ctx, "rules", None)
+    session = ctx.profiler
+    rules = ctx.rules
     if session is None or rules is None:
         return proposers
     prefs = session.preferences(code, f"before {stage}")

@@ -10,23 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field
-
 from xe_forge.profile.feedback import Preferences, RecipeVariant
+from xe_forge.profile.models import SteeringNote
 from xe_forge.proposers.base import Proposal, StageRequest
-
-
-class SteeringNote(BaseModel):
-    """One stage's candidate order without and with the limiter."""
-
-    stage: str
-    limiter: str
-    unsteered: list[str] = Field(default_factory=list)
-    steered: list[str] = Field(default_factory=list)
-
-    @property
-    def changed_first(self) -> bool:
-        return bool(self.steered) and self.steered[:1] != self.unsteered[:1]
 
 
 def label(p: Proposal) -> str:
