@@ -56,10 +56,14 @@ def main(out_dir: str, copies: int = 4) -> None:
     work = out / "work"
     shutil.rmtree(work, ignore_errors=True)
     problems, seeds = lay_out(work, copies)
+    load_before = os.getloadavg()
     os.chdir(work)
     for var in ("XE_FORGE_MODEL", "XE_FORGE_API_BASE", "XE_FORGE_API_KEY"):
         os.environ.pop(var, None)
     rows = [measure("local, 1 worker", problems, seeds, work / "local", workers=1)]
+    os.environ["OMP_NUM_THREADS"] = "1"  # what Ray gives a 1-CPU task: the fair local comparison
+    rows.append(measure("local, 1 worker, OMP_NUM_THREADS=1", problems, seeds, work / "local-omp1", workers=1))
+    del os.environ["OMP_NUM_THREADS"]
     cluster = LocalRayCluster(work, f"bench{os.getpid()}")
     try:
         cluster.start(0)
@@ -69,7 +73,7 @@ def main(out_dir: str, copies: int = 4) -> None:
     finally:
         cluster.stop()
     meta = {"date": time.strftime("%Y-%m-%d"), "cpus": os.cpu_count(), "python": platform.python_version(),
-            "load_before": os.getloadavg()}
+            "load_before": load_before, "load_after": os.getloadavg()}
     (out / "ray_cpu.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=2))
     print("| setup | problems | correct | wall | problems/hour |\n|---|---|---|---|---|")
     for r in rows:

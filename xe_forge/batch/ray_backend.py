@@ -68,7 +68,7 @@ class RayExecutor:
         try:
             _check_reachable(address)
             ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
-        except (ConnectionError, RuntimeError, ValueError) as err:
+        except (OSError, RuntimeError, ValueError) as err:  # refused, timed out, unknown host, no cluster
             raise EnvError(f"cannot connect to the Ray cluster at '{address}': {str(err).splitlines()[0]}",
                            hint="start one (`ray start --head`), or give its address: --ray HOST:6379 "
                                 "(or ray://HOST:10001), XE_FORGE_RAY_ADDRESS") from None

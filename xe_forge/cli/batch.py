@@ -1,4 +1,4 @@
-"""`xe-forge batch`: many KernelBench-format problems, resumable, one worker per GPU."""
+"""`xe-forge batch`: many KernelBench-format problems, resumable, one worker per GPU or a Ray cluster (--ray)."""
 
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ def batch(
                                             "workers.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Optimize many KernelBench-format problems: resumable, one worker per GPU, fast_p report."""
+    """Optimize many KernelBench-format problems: resumable, one worker per GPU (or a Ray task each), fast_p report."""
     from xe_forge.batch.models import BatchRequest
     from xe_forge.batch.report import export_trajectories as export
     from xe_forge.batch.report import render_markdown
