@@ -72,14 +72,14 @@ class LocalRayCluster:
         args = [RAY, "start", "--block", "--node-ip-address", "127.0.0.1", "--num-cpus", "1",
                 "--num-gpus", str(self.gpus), "--object-store-memory", "100000000",
                 "--resources", json.dumps({f"node{index}": 1}), "--temp-dir", str(self.root / f"t{index}"),
-                "--disable-usage-stats"]
+                "--disable-usage-stats", "--dashboard-agent-listen-port", str(free_port()),
+                "--dashboard-agent-grpc-port", str(free_port()), "--metrics-export-port", str(free_port()),
+                "--runtime-env-agent-port", str(free_port())]  # no fixed port: two nodes share this machine
         if index == 0:
             args += ["--head", "--port", self.address.split(":")[1], "--include-dashboard", "false",
-                     "--system-config", json.dumps(HEAD_CONFIG)]
+                     "--dashboard-port", str(free_port()), "--system-config", json.dumps(HEAD_CONFIG)]
         else:
-            args += ["--address", self.address, "--dashboard-agent-listen-port", str(free_port()),
-                     "--dashboard-agent-grpc-port", str(free_port()), "--metrics-export-port", str(free_port()),
-                     "--runtime-env-agent-port", str(free_port())]
+            args += ["--address", self.address]
         env = {**os.environ, "XEF_RAY_NODE": self.marker(index).split("=", 1)[1], "RAY_USAGE_STATS_ENABLED": "0"}
         self.nodes[index] = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, env=env,
                                              start_new_session=True)

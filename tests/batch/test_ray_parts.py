@@ -4,6 +4,7 @@ and what the driver does when a node is lost. The real two-node cluster runs are
 from __future__ import annotations
 
 import io
+import os
 import socket
 import sys
 import tarfile
@@ -256,3 +257,18 @@ def test_a_task_that_fails_inside_ray_is_an_environment_failure_retried_on_resum
     out = executor.run(job, {})
     assert fake.submitted == 1 and out.status == "failed" and out.exit_code == 3
     assert out.reason.startswith("Ray could not run the problem:") and "0.0.9" in out.reason
+
+
+def test_a_task_removes_the_scratch_of_workers_that_died_mid_task_and_only_theirs(tmp_path, monkeypatch):
+    import subprocess
+
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    dead = tmp_path / f"{rb.SCRATCH}{gone.pid}-x1"
+    live = tmp_path / f"{rb.SCRATCH}{os.getpid()}-x2"  # a task running in this process
+    other = tmp_path / "xe-forge-judge-x3"
+    for d in (dead, live, other):
+        d.mkdir()
+    rb._remove_orphaned_scratch()
+    assert not dead.exists() and live.exists() and other.exists()

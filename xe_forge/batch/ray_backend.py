@@ -36,6 +36,7 @@ from xe_forge.config import PROVIDER_KEY_VARS, RunRequest
 from xe_forge.errors import EnvError
 
 RETRIES = 2  # resubmissions of a problem whose Ray worker or node was lost under it
+SCRATCH = "xe-forge-ray-"  # + the Ray worker's pid: a node's scratch directories, one per running task
 FORWARDED_PREFIXES = ("XE_FORGE_", "LITELLM_")  # with the provider key variables: what the child reads
 
 
@@ -158,7 +159,8 @@ def solve_on_node(task: NodeTask) -> NodeReply:
     if task.version != __version__:
         raise RuntimeError(f"this node has xe-forge {__version__}, the driver {task.version}: install the same "
                            "version on every node")
-    scratch = Path(tempfile.mkdtemp(prefix="xe-forge-ray-")).resolve()
+    _remove_orphaned_scratch()
+    scratch = Path(tempfile.mkdtemp(prefix=f"{SCRATCH}{os.getpid()}-")).resolve()
     try:
         here = _place(task.files, scratch / "in")
         runs = scratch / "runs"
@@ -175,6 +177,25 @@ def solve_on_node(task: NodeTask) -> NodeReply:
         return NodeReply(result=result, runs=_pack(runs, _run_names(task.job)))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _remove_orphaned_scratch() -> None:
+    """Scratch directories of Ray workers that died mid-task (killed, OOM) on this node: their owner's
+    pid is in the name, and a directory whose owner is gone is nobody's."""
+    for path in Path(tempfile.gettempdir()).glob(f"{SCRATCH}*-*"):
+        pid = path.name[len(SCRATCH):].split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
 
 
 def forwarded(env: dict[str, str]) -> dict[str, str]:
