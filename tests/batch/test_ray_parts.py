@@ -272,3 +272,77 @@ def test_a_task_removes_the_scratch_of_workers_that_died_mid_task_and_only_their
         d.mkdir()
     rb._remove_orphaned_scratch()
     assert not dead.exists() and live.exists() and other.exists()
+
+
+# ---------------------------------------------------------------- what each task asks of the cluster
+
+class _FakeCluster(SimpleNamespace):
+    """The few calls RayExecutor makes at start, against a cluster of the given resources."""
+
+    def __init__(self, resources: dict[str, float]) -> None:
+        super().__init__(resources=resources, options=None, shut=False, address=None)
+
+    def init(self, address, **kw):
+        self.address = address
+
+    def cluster_resources(self):
+        return self.resources
+
+    def remote(self, **options):
+        self.options = options
+        return lambda fn: SimpleNamespace(remote=fn)
+
+    def shutdown(self):
+        self.shut = True
+
+
+@pytest.mark.parametrize(("device", "resources", "workers", "asks", "slots"), [
+    ("cpu", {"CPU": 6.0, "GPU": 2.0}, None, {"num_cpus": 1}, 6),  # --device cpu never takes a GPU
+    ("auto", {"CPU": 6.0, "GPU": 2.0}, None, {"num_gpus": 1}, 2),
+    ("auto", {"CPU": 3.0}, None, {"num_cpus": 1}, 3),
+    ("cuda", {"CPU": 64.0, "GPU": 16.0}, 20, {"num_gpus": 1}, 20),  # --workers: more in flight, for an autoscaler
+])
+def test_each_task_asks_for_one_gpu_or_one_cpu_and_the_slots_follow(monkeypatch, device, resources, workers, asks,
+                                                                    slots):
+    fake = _FakeCluster(resources)
+    monkeypatch.setitem(sys.modules, "ray", fake)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)  # "auto" would probe it
+    executor = rb.RayExecutor("auto", device, workers, 30.0)
+    assert fake.options == {"max_retries": 0, **asks} and len(executor.slots) == slots and not fake.shut
+
+
+def test_a_gpu_device_on_a_cluster_without_gpus_is_an_environment_error(monkeypatch):
+    fake = _FakeCluster({"CPU": 8.0})
+    monkeypatch.setitem(sys.modules, "ray", fake)
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    with pytest.raises(rb.EnvError, match="has no GPU") as err:
+        rb.RayExecutor("auto", "xpu", None, 30.0)
+    assert err.value.exit_code == 3 and fake.shut  # disconnected again
+
+
+def test_stopping_the_batch_cancels_running_tasks_by_force(tmp_path):
+    rx = pytest.importorskip("ray.exceptions")
+    import threading
+
+    job = _job(tmp_path)
+    cancelled = threading.Event()
+    executor, fake = _executor([])
+    forced: list[bool] = []
+
+    def get(ref):
+        cancelled.wait(10)
+        raise rx.TaskCancelledError()
+
+    def cancel(ref, force=False):
+        forced.append(force)
+        cancelled.set()
+
+    fake.get, fake.cancel = get, cancel
+    box: dict[str, ProblemResult] = {}
+    thread = threading.Thread(target=lambda: box.update(r=executor.run(job, {})))
+    thread.start()
+    while not executor._running:
+        time.sleep(0.01)
+    executor.stop()
+    thread.join(10)
+    assert forced == [True] and box["r"].reason == "cancelled: the batch was stopped" and not executor._running
