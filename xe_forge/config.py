@@ -54,6 +54,8 @@ class Settings(BaseSettings, RunOptions):
     llm_max_tokens: int = 8000
     llm_temperature: float = 0.2
     kb_budget_tokens: int = 2500
+    ray_address: str | None = Field(None, description="`batch`: a Ray cluster to run on (auto | HOST:PORT | "
+                                                       "ray://HOST:PORT); None: this machine's GPUs")
 
     def llm_configured(self) -> bool:
         return bool(self.model)

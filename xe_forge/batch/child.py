@@ -2,12 +2,16 @@
 
 The batch parent starts `python -m xe_forge.batch.child JOB.json` with the GPU it owns made the only
 visible one, under a time limit; whatever happens here (crash, hang, bad input) ends this process
-only. The result is written as JSON beside the job.
+only. The result is written as JSON beside the job. It never outlives the process that started it.
 """
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
+import threading
+import time
 import traceback
 from pathlib import Path
 
@@ -56,7 +60,24 @@ def run(job: ProblemJob) -> ProblemResult:
     return out
 
 
+def _end_with_parent() -> None:
+    """The batch (or the Ray worker) that started this process can die without a word: SIGKILL, a lost
+    node. Then this process and its evaluation worker (its process group, when it leads one) end too,
+    instead of running on unwatched."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        if os.getpgrp() == os.getpid():
+            os.killpg(os.getpid(), signal.SIGKILL)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    threading.Thread(target=watch, name="end-with-parent", daemon=True).start()
+
+
 def main(path: str) -> int:
+    _end_with_parent()
     job = ProblemJob.model_validate_json(Path(path).read_text())
     try:
         result = run(job)

@@ -26,6 +26,7 @@ class BatchRequest(BaseModel):
     out: str = "batch-out"
     time_limit: float = 1800.0
     compile: bool = False
+    ray: str | None = Field(None, description="Ray cluster address (batch/ray_backend.py); None: local workers")
     run: RunRequest = Field(default_factory=RunRequest)
 
 
@@ -59,6 +60,7 @@ class ProblemResult(BaseModel):
     timings: dict[str, Timing] = Field(default_factory=dict, description="final kernel vs eager (and torch.compile)")
     seed_timings: dict[str, Timing] = Field(default_factory=dict, description="the seed vs eager")
     traceback: str | None = None
+    node: str | None = Field(None, description="the Ray node that ran it (None: a local worker)")
 
     @classmethod
     def failed(cls, problem: ProblemFile, run_id: str | None, status: str, reason: str, **more: object) -> ProblemResult:
