@@ -41,6 +41,7 @@ class StageRequest(BaseModel):
     toolchain: str = ""
     attempts: list[Attempt] = Field(default_factory=list)
     iteration: int = 0
+    profile: str = ""  # the profiler's feedback on the current best kernel (optimize --profile)
 
 
 class Proposer(Protocol):
