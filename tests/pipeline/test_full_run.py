@@ -61,7 +61,7 @@ def test_nine_stages_on_example_12(fake_llm, tmp_path, monkeypatch, worker_envir
     assert "tokens" in progress.text
 
     # the key reached the endpoint, and nowhere else
-    assert all(r.headers.get("Authorization") == f"Bearer {SECRET}" for r in server.requests)
+    assert all(r.header("authorization") == f"Bearer {SECRET}" for r in server.requests)
     assert worker_environ and all(SECRET.encode() not in env for env in worker_environ)
     assert all(b"XE_FORGE_API_KEY" not in env and b"OPENAI_API_KEY" not in env for env in worker_environ)
     files = [p for p in run_dir.rglob("*") if p.is_file()]

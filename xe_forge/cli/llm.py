@@ -27,7 +27,9 @@ def serve(
                       highlight=False)
         for name, value in server.settings_env().items():
             console.print(f"export {name}={value}", highlight=False, soft_wrap=True)
-        console.print("xe-forge optimize KERNEL --engine llm --max-iters 2", highlight=False)
+        console.print(server.try_command(), highlight=False, soft_wrap=True)
+        console.print("(or any KERNEL; a 135M model writes poor kernels: this shows the plumbing, the verifier "
+                      "rejects what it writes)", highlight=False)
         console.file.flush()  # the lines are needed now, also when stdout is a file or a pipe
         try:
             while True:

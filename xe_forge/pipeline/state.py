@@ -34,7 +34,10 @@ class FinalCheck(BaseModel):
 
     verdict: Verdict
     changed: bool = Field(description="the output differs from the input")
-    fell_back: bool = Field(False, description="the output failed, so the input is the result")
+    fell_back: bool = Field(False, description="the last stage's output failed; an earlier one (or the input) is the result")
+    fell_back_to: str | None = Field(None, description="the stage whose kernel is the result after a fallback, "
+                                                       "or 'input'")
+    failure: str = Field("", description="why the last stage's output failed, after a fallback")
 
 
 class ForgeState(BaseModel):
@@ -50,6 +53,20 @@ class ForgeState(BaseModel):
     outcomes: Annotated[list[StageOutcome], operator.add] = Field(default_factory=list)
     final: FinalCheck | None = None
     status: str | None = None
+    stopped: str | None = Field(None, description="why the remaining planned stages were skipped (budget spent)")
+
+
+# Final statuses; the exit code is 0 for the first two (README, "Exit codes").
+IMPROVED = "improved"
+CORRECT_UNTIMED = "verified correct, speed not measured"
+NO_IMPROVEMENT = "no improvement"
+NO_MEASURED_IMPROVEMENT = "no measured improvement"
+FINAL_FAILED = "final verification failed"
+STATUSES = (IMPROVED, CORRECT_UNTIMED, NO_IMPROVEMENT, NO_MEASURED_IMPROVEMENT, FINAL_FAILED)
+
+
+def exit_code(status: str) -> int:
+    return 0 if status in (IMPROVED, CORRECT_UNTIMED) else 1
 
 
 # Types a checkpoint may hold: read back from SQLite only if listed (no other class is ever imported).
