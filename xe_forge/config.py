@@ -57,7 +57,7 @@ class Budget(BaseModel):
 
     def render(self, value: float | None = None) -> str:
         v = self.amount if value is None else value
-        return {"usd": f"${v:.4g}", "tokens": f"{v:,.0f} tokens", "seconds": f"{v / 60:.1f} min"}[self.unit]
+        return {"usd": f"${v:.4g}", "tokens": f"{v:.0f} tokens", "seconds": f"{v / 60:.1f} min"}[self.unit]
 
 
 class RunOptions(BaseModel):

@@ -57,6 +57,7 @@ class Reply:
     finish_reason: str = "stop"
     delay: float = 0.0
     headers: dict[str, str] = field(default_factory=dict)
+    usage: tuple[int, int] | None = None  # (prompt, completion) tokens to report; default: characters / 4
 
 
 def context_exceeded(limit: int = 4096) -> Reply:
@@ -189,8 +190,8 @@ class FakeOpenAI:
             error = {"message": reply.error.replace("{authorization}", auth), "type": reply.error_type,
                      "code": reply.error_code or reply.status}
             return reply.status, {"error": error}, reply.headers
-        prompt_tokens = max(1, len(request.text) // 4)
-        completion_tokens = max(1, len(request.answer) // 4)
+        prompt_tokens, completion_tokens = reply.usage or (max(1, len(request.text) // 4),
+                                                           max(1, len(request.answer) // 4))
         return 200, {
             "id": f"chatcmpl-fake-{len(self.requests)}", "object": "chat.completion", "created": int(time.time()),
             "model": request.model,
