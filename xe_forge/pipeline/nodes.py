@@ -12,15 +12,13 @@ from langgraph.runtime import Runtime
 from xe_forge.errors import InputError
 from xe_forge.pipeline.analyze import Issue, analyze_source, stages_with_issues
 from xe_forge.pipeline.cover import CandidateRecord, recorder, run_stage
-from xe_forge.pipeline.state import (
+from xe_forge.pipeline.state import FinalCheck, ForgeState, RunContext
+from xe_forge.pipeline.status import (
     CORRECT_UNTIMED,
     FINAL_FAILED,
     IMPROVED,
     NO_IMPROVEMENT,
     NO_MEASURED_IMPROVEMENT,
-    FinalCheck,
-    ForgeState,
-    RunContext,
 )
 from xe_forge.problem.roofline import problem_facts
 from xe_forge.prompting import render

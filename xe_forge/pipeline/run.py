@@ -28,7 +28,8 @@ from xe_forge.errors import EnvError, InputError, Interrupted
 from xe_forge.kb import load_kb
 from xe_forge.pipeline.progress import Progress
 from xe_forge.pipeline.report import RunReport
-from xe_forge.pipeline.state import CHECKPOINT_TYPES, ForgeState, RunContext, exit_code
+from xe_forge.pipeline.state import CHECKPOINT_TYPES, ForgeState, RunContext
+from xe_forge.pipeline.status import exit_code
 from xe_forge.problem.kernel import Problem, load_problem
 from xe_forge.stages import load_stages, parse_stage_list
 from xe_forge.store import LLMCache, RunStore

@@ -56,19 +56,6 @@ class ForgeState(BaseModel):
     stopped: str | None = Field(None, description="why the remaining planned stages were skipped (budget spent)")
 
 
-# Final statuses; the exit code is 0 for the first two (README, "Exit codes").
-IMPROVED = "improved"
-CORRECT_UNTIMED = "verified correct, speed not measured"
-NO_IMPROVEMENT = "no improvement"
-NO_MEASURED_IMPROVEMENT = "no measured improvement"
-FINAL_FAILED = "final verification failed"
-STATUSES = (IMPROVED, CORRECT_UNTIMED, NO_IMPROVEMENT, NO_MEASURED_IMPROVEMENT, FINAL_FAILED)
-
-
-def exit_code(status: str) -> int:
-    return 0 if status in (IMPROVED, CORRECT_UNTIMED) else 1
-
-
 # Types a checkpoint may hold: read back from SQLite only if listed (no other class is ever imported).
 CHECKPOINT_TYPES = (Verdict, Issue, StageOutcome, FinalCheck, ForgeState)
 

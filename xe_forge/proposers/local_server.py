@@ -74,11 +74,11 @@ class LocalServer:
                 "XE_FORGE_KB_BUDGET_TOKENS": str(min(2500, self.ctx // 12))}
 
     def try_command(self) -> str:
-        """A run that shows the LLM path end to end in minutes: one bundled example, one stage, two attempts."""
+        """A run that shows the LLM path end to end in minutes: one bundled example, one stage, one attempt."""
         from xe_forge.paths import data_dir
 
         kernel = data_dir("examples") / TRY_EXAMPLE / "kernel.py"
-        return f"xe-forge optimize {shlex.quote(str(kernel))} --engine llm --stages fusion --max-iters 2"
+        return f"xe-forge optimize {shlex.quote(str(kernel))} --engine llm --stages fusion --max-iters 1"
 
     def stop(self) -> None:
         """llama.cpp's server stops when its Python object is freed."""

@@ -44,7 +44,10 @@ def fields_of(text: str) -> dict[str, str]:
 
 def read_code_answer(text: str, *, finish_reason: str | None, max_tokens: int | None) -> CodeAnswer:
     """The candidate in an answer of any shape (see the module docstring)."""
-    text = text or ""
+    text = (text or "").replace("\r\n", "\n")
+    as_json = _json_object(text)  # {"code": ..., "rationale": ...}: what DSPy's JSON format asks for
+    if as_json and isinstance(as_json.get("code"), str):
+        text = f"[[ ## code ## ]]\n{as_json['code']}\n[[ ## rationale ## ]]\n{as_json.get('rationale') or ''}"
     sections = fields_of(text)
     rationale = sections.get("rationale", "")
     blocks, open_block = _blocks(sections.get("code", text) if "code" in sections else text)
@@ -92,6 +95,19 @@ def read_json_list(text: str, field: str) -> list[Any] | None:
             if isinstance(value, list):
                 return value
     return None
+
+
+def _json_object(text: str) -> dict[str, Any] | None:
+    body = text.strip()
+    if body.startswith("```"):
+        body = body.strip("`").removeprefix("json").strip()
+    if not body.startswith("{"):
+        return None
+    try:
+        value = json.loads(body)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def _blocks(text: str) -> tuple[list[str], str | None]:
