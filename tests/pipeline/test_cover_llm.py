@@ -155,16 +155,18 @@ def test_duplicates_and_unchanged_candidates_are_not_run_and_the_model_is_told(f
 def test_a_hard_coded_candidate_is_rejected_in_its_stage_on_hidden_shapes(fake_llm, tmp_path):
     """Sized for the benchmark: it passes the shapes in the prompt, fails the unseen ones at acceptance, and the
     refine prompt says so without naming them; the next, general candidate wins."""
+    hardcoded = code_answer(candidate("fused_hardcoded"))
     server = fake_llm(Script().route("Analyze this Triton kernel", NO_ISSUES)
-                      .route(FUSION, code_answer(candidate("fused_hardcoded")), code_answer(_GOOD)))
+                      .route(FUSION, hardcoded, hardcoded, code_answer(_GOOD)))
     result = run(llm_settings(server), tmp_path, max_iters=3)
 
     assert result.exit_code == 0, result.status
     rows = candidates(result.run_dir, "fusion")
-    assert [(r["passed"], r["accepted"]) for r in rows] == [(0, 0), (1, 1)]
+    assert [(r["passed"], r["accepted"]) for r in rows] == [(0, 0), (0, 0), (1, 1)]
     assert rows[0]["verdict"]["stage_failed"] == "unseen"
     refine = server.requests_for(FUSION)[1].text
     assert "not shown to you" in refine and "hard-coded size" in refine
+    assert "already judged (failed at unseen)" in server.requests_for(FUSION)[2].text  # the repeat is told
     for request in server.requests:
         assert not any(d in request.text for d in UNSEEN_DIMS), "an unseen shape reached the model"
     data, _ = report(result.run_dir)

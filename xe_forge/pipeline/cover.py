@@ -121,6 +121,7 @@ def run_stage(request: StageRequest, problem: Problem, proposers: list[Proposer]
                                         name=f"{name}_unseen")
             if not unseen.passed:
                 accepted, speedup, verdict, feedback = False, None, unseen, hidden_shapes_feedback(unseen)
+                judged[source_key(proposal.code)] = (iteration, unseen)  # a repeat hears it failed
         record = CandidateRecord(iteration=iteration, source=proposal.source, recipe=proposal.recipe,
                                  entry_id=proposal.entry_id, rationale=proposal.rationale, passed=verdict.passed,
                                  accepted=accepted, speedup=speedup, summary=verdict.summary())
