@@ -116,7 +116,7 @@ class LLMClient:
                              error=f"the prompt (~{chars // 4} tokens) leaves no room for an answer in the "
                                    f"{self.profile.context}-token context")
         base = LLMCall(purpose=purpose, stage=stage, model=self.model, prompt_hash=key)
-        done = self._request(messages, self.profile.params(max_tokens), base)
+        done = self.send(messages, self.profile.params(max_tokens), base)
         if isinstance(done, LLMFailure):
             if done.context_size:  # the server said how big its context is: fit the next prompts to it
                 self.profile.context = min(done.context_size, self.profile.context or done.context_size)
@@ -128,7 +128,7 @@ class LLMClient:
 
     # -- requests, retries, the ledger -----------------------------------------------------------------
 
-    def _request(self, messages: list[dict[str, Any]], params: dict[str, Any], base: LLMCall) -> Completion | LLMFailure:
+    def send(self, messages: list[dict[str, Any]], params: dict[str, Any], base: LLMCall) -> Completion | LLMFailure:
         """Send, retrying what is transient, within about two timeouts; a failure the run survives is returned."""
         timeout = self.profile.timeout
         deadline = time.monotonic() + 2 * timeout + BACKOFF_CAP

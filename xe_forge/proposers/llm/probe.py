@@ -43,7 +43,7 @@ def probe(settings: Settings) -> str:
     call = LLMCall(purpose="probe", stage=None, model=client.model, prompt_hash="probe")
     started = time.monotonic()
     try:
-        done = client._request(PROBE_MESSAGES, client.profile.params(16), call)
+        done = client.send(PROBE_MESSAGES, client.profile.params(16), call)
     except ForgeError as err:  # a rejected key, no access, unknown model, a timeout, unreachable: the message says
         return f"failed: {err.message}"
     if isinstance(done, LLMFailure):  # a 400 comes after the key was accepted
