@@ -35,7 +35,10 @@ class FinalCheck(BaseModel):
 
     verdict: Verdict
     changed: bool = Field(description="the output differs from the input")
-    fell_back: bool = Field(False, description="the output failed, so the input is the result")
+    fell_back: bool = Field(False, description="the last stage's output failed; an earlier one (or the input) is the result")
+    fell_back_to: str | None = Field(None, description="the stage whose kernel is the result after a fallback, "
+                                                       "or 'input'")
+    failure: str = Field("", description="why the last stage's output failed, after a fallback")
 
 
 class ForgeState(BaseModel):
@@ -51,6 +54,7 @@ class ForgeState(BaseModel):
     outcomes: Annotated[list[StageOutcome], operator.add] = Field(default_factory=list)
     final: FinalCheck | None = None
     status: str | None = None
+    stopped: str | None = Field(None, description="why the remaining planned stages were skipped (budget spent)")
 
 
 # Types a checkpoint may hold: read back from SQLite only if listed (no other class is ever imported).

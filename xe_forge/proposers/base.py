@@ -10,6 +10,15 @@ from xe_forge.pipeline.analyze import Issue
 from xe_forge.stages import StageSpec
 
 
+class Defect(BaseModel):
+    """Why a proposal holds no code to verify (a truncated answer, none at all); CoVeR reports it as the
+    verdict's finding, so the refine step hears it like any other failure."""
+
+    check: str = Field(description="'no-code', 'truncated', 'context', 'llm-error'")
+    message: str
+    hint: str = ""
+
+
 class Proposal(BaseModel):
     """One candidate kernel file, with where it came from and why it should be faster."""
 
@@ -20,6 +29,7 @@ class Proposal(BaseModel):
     expected_effect: str = ""
     source: Literal["rules", "llm"] = "rules"
     prompt_hash: str | None = None
+    defect: Defect | None = Field(None, description="set when `code` is empty: why")
 
 
 class Attempt(BaseModel):
@@ -35,7 +45,7 @@ class StageRequest(BaseModel):
     code: str
     reference: str
     issues: list[Issue] = Field(default_factory=list)
-    knowledge: str = ""
+    knowledge: list[str] = Field(default_factory=list, description="rendered knowledge-base entries, best first")
     context: str = ""
     target: str = "intel-xe2"
     toolchain: str = ""
