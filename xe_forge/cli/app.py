@@ -10,7 +10,7 @@ import sys
 
 import typer
 
-from xe_forge.cli import batch, check, doctor, kb, llm, optimize
+from xe_forge.cli import batch, check, doctor, kb, llm, optimize, port
 from xe_forge.cli.common import err_console
 from xe_forge.errors import ForgeError
 
@@ -22,6 +22,7 @@ app.command()(check.check)
 app.command()(check.bench)
 app.command()(optimize.optimize)
 app.command()(batch.batch)
+app.command()(port.port)
 app.command()(optimize.stages)
 app.command()(doctor.doctor)
 app.add_typer(kb.kb_app, name="kb", help="Knowledge base: list, show, search, validate, add, distill.")
