@@ -31,16 +31,17 @@ INDUCTOR_SETTINGS = {
     "fx_graph_cache": False,
     "graph_partition": False,
     "triton.cudagraphs": False,
-    "autotune_fallback_to_aten": False,
+    "autotune_fallback_to_aten": True,
 }
 
 
 @contextlib.contextmanager
-def inductor_settings(*, allow_tf32: bool) -> Iterator[None]:
+def inductor_settings(*, allow_tf32: bool, backends: str = "TRITON") -> Iterator[None]:
     import torch
     import torch._inductor.config as icfg
 
-    known = {k: v for k, v in INDUCTOR_SETTINGS.items() if _has_setting(icfg, k)}
+    wanted = {**INDUCTOR_SETTINGS, "max_autotune_gemm_backends": backends, "max_autotune_conv_backends": backends}
+    known = {k: v for k, v in wanted.items() if _has_setting(icfg, k)}
     saved = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
     torch.backends.cuda.matmul.allow_tf32 = allow_tf32
     torch.backends.cudnn.allow_tf32 = allow_tf32
@@ -60,8 +61,13 @@ def _has_setting(cfg: Any, dotted: str) -> bool:
     return True
 
 
-def lower_model(model: Any, inputs: list[Any], *, problem: str, dtype: str, allow_tf32: bool = False) -> Lowering:
-    """Compile `model(*inputs)` with Inductor (Triton only) once and record what it generated."""
+def lower_model(model: Any, inputs: list[Any], *, problem: str, dtype: str, allow_tf32: bool = False,
+                backends: str = "TRITON") -> Lowering:
+    """Compile `model(*inputs)` with Inductor (Triton only) once and record what it generated.
+
+    `backends` other than TRITON exist for testing the plumbing on a CPU, where Inductor has no
+    Triton templates; a packaged port always comes from the Triton-only lowering.
+    """
     import torch
     import triton
     from torch._inductor.codecache import PyCodeCache
@@ -79,7 +85,7 @@ def lower_model(model: Any, inputs: list[Any], *, problem: str, dtype: str, allo
 
     before = {id(m) for m in _code_modules(PyCodeCache)}
     torch._dynamo.reset()
-    with dynamo_settings(), inductor_settings(allow_tf32=allow_tf32), torch.no_grad():
+    with dynamo_settings(), inductor_settings(allow_tf32=allow_tf32, backends=backends), torch.no_grad():
         compiled = torch.compile(model, backend=recording_backend(record, compile_fn), dynamic=True, fullgraph=True)
         started = time.perf_counter()
         result, codes = run_and_get_code(compiled, *inputs)

@@ -1,4 +1,4 @@
-"""Transposed convolution as regular convolutions, so Inductor's Triton conv template applies.
+"""Transposed convolution as a regular convolution, so Inductor's Triton conv template applies.
 
 Inductor has no Triton template for a transposed convolution (Triton-only lowering stops at
 NoValidChoicesError). Per spatial dim, with stride s, padding p, dilation d, kernel k:
@@ -8,11 +8,17 @@ NoValidChoicesError). Per spatial dim, with stride s, padding p, dilation d, ker
 Output positions split into s phases by r = (o + p) mod s. Phase r only meets the taps j with
 j*d = r (mod s): an arithmetic progression j0, j0 + s', ... (s' = s / gcd(s, d)) whose input
 offsets step by d' = d / gcd(s, d). So each phase is an ordinary convolution of the input with the
-flipped sub-kernel w[j0::s'] (dilation d'), and the output interleaves the phases: s^D regular
-convolutions (D spatial dims) that together do exactly the transposed convolution's multiply-adds,
-never the zeros a stride-dilated input would add. Each phase conv is computed on a common window
-of output rows, so the phases stack and one reshape interleaves them; a final slice applies
-padding and output_padding. Sizes may be symbolic (the lowering traces with dynamic shapes).
+flipped sub-kernel w[j0::s'] (dilation d'), and the output interleaves the phases.
+
+Two ways to run the s^D phases (D spatial dims), both exact:
+- `merged` (what the lowering uses): every phase's sub-kernel is placed, zero-padded, in one common
+  window, and the phases are stacked along the output channels: ONE convolution with s^D times the
+  output channels. It does zero multiply-adds where sub-kernels are shorter than the window (k=3,
+  s=2: 64 taps for 27 in 3D; none for k=4, s=2) but it is one large GEMM-shaped kernel that reads
+  the input once, and Inductor autotunes one template instead of s^D.
+- `phases`: s^D convolutions, exactly the transposed convolution's multiply-adds.
+Both compute on a common window of output rows, so one reshape interleaves the phases and a final
+slice applies padding and output_padding. Sizes may be symbolic (the lowering traces dynamically).
 """
 
 from __future__ import annotations
@@ -21,7 +27,8 @@ import itertools
 import math
 from typing import Any
 
-REWRITE_NOTE = "transposed convolutions as stride^d phase convolutions (xe_forge/proposers/lower/transposed.py)"
+REWRITE_NOTE = ("transposed convolutions as one regular convolution over stride^d output phases "
+                "(xe_forge/proposers/lower/transposed.py)")
 
 
 class _Phase:
@@ -44,7 +51,7 @@ def _per_dim(value: Any, nd: int) -> list[int]:
 
 
 def conv_transpose_phases(x: Any, weight: Any, bias: Any, stride: Any, padding: Any, output_padding: Any,
-                          groups: int, dilation: Any) -> Any:
+                          groups: int, dilation: Any, mode: str = "merged") -> Any:
     """Same result as aten.convolution(..., transposed=True), from regular convolutions only."""
     import torch
     import torch.nn.functional as F
@@ -67,6 +74,23 @@ def conv_transpose_phases(x: Any, weight: Any, bias: Any, stride: Any, padding: 
     pads = [v for i in reversed(range(nd)) for v in (left[i], right[i])]
     xp = F.pad(x, pads) if any(isinstance(v, torch.SymInt) or v != 0 for v in pads) else x
     conv = (F.conv1d, F.conv2d, F.conv3d)[nd - 1]
+    if mode == "merged":
+        full = _merged(xp, w, phases, left, qlo, q, s, groups, conv)
+    else:
+        full = _separate(x, xp, w, phases, left, qlo, q, s, groups, conv)
+    y = full
+    for i in range(nd):
+        y = y.narrow(2 + i, p[i] - qlo[i] * s[i], lout[i])
+    if bias is not None:
+        y = y + bias.reshape(1, -1, *([1] * nd))
+    return y
+
+
+def _separate(x, xp, w, phases, left, qlo, q, s, groups, conv):
+    """s^D convolutions, one per phase, stacked and interleaved: (N, C, Q1*s1, ..., QD*sD)."""
+    import torch
+
+    nd = len(s)
     outs = []
     for combo in itertools.product(*phases):
         if any(not ph.taps for ph in combo):
@@ -83,29 +107,64 @@ def conv_transpose_phases(x: Any, weight: Any, bias: Any, stride: Any, padding: 
     # (s1, ..., sD, N, C, Q1..QD) -> (N, C, Q1, s1, ..., QD, sD) -> interleaved rows, then the real window
     stacked = torch.stack(outs).reshape(*s, *outs[0].shape)
     order = [nd, nd + 1] + [v for i in range(nd) for v in (nd + 2 + i, i)]
-    full = stacked.permute(order).reshape(x.shape[0], w.shape[0], *[q[i] * s[i] for i in range(nd)])
-    y = full
+    return stacked.permute(order).reshape(x.shape[0], w.shape[0], *[q[i] * s[i] for i in range(nd)])
+
+
+def _merged(xp, w, phases, left, qlo, q, s, groups, conv):
+    """All phases as one convolution over a common window, phases stacked along output channels."""
+    import torch
+
+    nd = len(s)
+    start = [max(ph.a for ph in phases[i]) for i in range(nd)]  # the window reads x[q - start ...]
+    size = [max(start[i] - ph.a + ph.span for ph in phases[i]) for i in range(nd)]
+    cout, cin_g, *_ = w.shape
+    kernels = []
+    for combo in itertools.product(*phases):
+        if not all(ph.taps for ph in combo):
+            kernels.append(w.new_zeros((cout, cin_g, *size)))
+            continue
+        piece = w
+        for i, ph in enumerate(combo):
+            step = ph.taps[1] - ph.taps[0] if len(ph.taps) > 1 else 1
+            piece = piece[(slice(None),) * (2 + i) + (slice(ph.taps[0], ph.taps[-1] + 1, step),)]
+        piece = _dilate(piece.flip(list(range(2, 2 + nd))), [ph.d for ph in combo])
+        # zero-pad the sub-kernel into the common window: taps land where this phase reads
+        pads = [v for i in reversed(range(nd)) for v in (start[i] - combo[i].a,
+                                                          size[i] - (start[i] - combo[i].a) - combo[i].span)]
+        kernels.append(torch.nn.functional.pad(piece, pads))
+    nphase = len(kernels)
+    # (P, G*Cg, ...) -> (G, P, Cg, ...): each group's output block holds all phases of its channels
+    stacked = torch.stack(kernels).reshape(nphase, groups, cout // groups, cin_g, *size).transpose(0, 1)
+    window = xp
     for i in range(nd):
-        y = y.narrow(2 + i, p[i] - qlo[i] * s[i], lout[i])
-    if bias is not None:
-        y = y + bias.reshape(1, -1, *([1] * nd))
-    return y
+        window = window.narrow(2 + i, left[i] - (start[i] - qlo[i]), q[i] + size[i] - 1)
+    y = conv(window, stacked.reshape(groups * nphase * (cout // groups), cin_g, *size), None, 1, 0, 1, groups)
+    n = y.shape[0]
+    y = y.reshape(n, groups, *s, cout // groups, *q)
+    # (N, G, s1..sD, Cg, Q1..QD) -> (N, G, Cg, Q1, s1, ..., QD, sD)
+    order = [0, 1, 2 + nd] + [v for i in range(nd) for v in (3 + nd + i, 2 + i)]
+    return y.permute(order).reshape(n, cout, *[q[i] * s[i] for i in range(nd)])
 
 
 def _dilate(sub: Any, dil: list[int]) -> Any:
     """Spread a kernel's taps `dil` apart with zeros between: dilation without a dilated conv.
 
     Inductor's Triton conv template takes dilation 1 only; a dilated transposed conv with a stride
-    sharing a factor with the dilation is the only way d' > 1 arises here.
+    sharing a factor with the dilation is the only way d' > 1 arises here. Functional ops only (an
+    in-place write would break the functionalized trace this runs in).
     """
-    if all(v == 1 for v in dil):
-        return sub
-    nd = len(dil)
-    shape = list(sub.shape[:2]) + [(sub.shape[2 + i] - 1) * dil[i] + 1 for i in range(nd)]
-    out = sub.new_zeros(shape)
-    index = (slice(None), slice(None)) + tuple(slice(None, None, v) for v in dil)
-    out[index] = sub
-    return out
+    import torch
+
+    for i, v in enumerate(dil):
+        if v == 1:
+            continue
+        axis = 2 + i
+        length = sub.shape[axis]
+        spread = torch.stack([sub] + [torch.zeros_like(sub)] * (v - 1), dim=axis + 1)
+        shape = list(sub.shape)
+        shape[axis] = length * v
+        sub = spread.reshape(shape).narrow(axis, 0, (length - 1) * v + 1)
+    return sub
 
 
 def convolution_decomposition(x: Any, weight: Any, bias: Any, stride: Any, padding: Any, dilation: Any,
