@@ -48,17 +48,16 @@ def run(job: ChildJob) -> dict[str, Any]:
     settings = load_settings(model=job.model)
     out: dict[str, Any] = {"problem_id": job.problem_id, "name": job.name, "run_id": job.run_id}
     seed = job.seed_path
-    if seed is None:
-        if not settings.llm_configured() or job.engine == "rules":
-            return {**out, "status": "skipped", "reason": "no seed kernel, and no LLM configured to port one"}
+    if seed is None:  # no seed: TorchInductor's lowering, else the LLM (xe_forge/batch/port.py)
         from xe_forge.batch.port import port_problem
 
         if job.spec_path is None:  # no seed, no spec: a --variant cannot apply, the problem's own shapes do
             job = job.model_copy(update={"variant": None})
-        seed = port_problem(job, settings)
-        if seed is None:
-            return {**out, "status": "failed", "reason": "the LLM could not port the problem to a correct Triton kernel"}
-        out["ported"] = True
+        ported = port_problem(job, settings)
+        if ported.seed is None:
+            return {**out, "status": ported.status, "reason": ported.reason, "exit_code": ported.exit_code}
+        seed = ported.seed
+        out.update(ported=True, ported_by=ported.by)
     resume = job.run_id if (Path(job.run_root) / job.run_id / "args.json").is_file() else None
     args = OptimizeArgs(kernel=seed, reference=job.problem_path, spec=job.spec_path, variant=job.variant,
                         device=job.device, target=job.target, engine=job.engine, model=job.model,

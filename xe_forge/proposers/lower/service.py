@@ -136,3 +136,4 @@ def verify_port(problem: Problem, evaluator, lowering: Lowering, *, allow_torch:
     reason = "" if verdict.passed else verdict.summary()
     return PortOutcome(passed=verdict.passed, reason=reason, packaged=packaged, verdict=verdict,
                        compile_s=lowering.compile_s)
+
