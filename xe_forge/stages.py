@@ -24,6 +24,8 @@ class StageSpec(BaseModel):
     issue_kinds: list[str] = Field(default_factory=list)
     kb_stages: list[str] = Field(default_factory=list)
     recipes: list[str] = Field(default_factory=list)
+    # candidate sources besides the rules and LLM proposers (e.g. `lower`: TorchInductor's lowering)
+    sources: list[str] = Field(default_factory=list)
     prompt: str = "stage_optimize.j2"
     requires: list[str] = Field(default_factory=list)
 

@@ -66,8 +66,9 @@ def plan_node(state: ForgeState, runtime: Runtime[RunContext]) -> dict[str, Any]
 
 
 def _can_serve(ctx: RunContext, stage: str) -> bool:
-    """In rules mode a stage runs only if it has recipes; the LLM can serve any stage."""
-    return ctx.llm is not None or bool(ctx.stages[stage].recipes)
+    """In rules mode a stage runs only if it has recipes or a candidate source; the LLM can serve any stage."""
+    spec = ctx.stages[stage]
+    return ctx.llm is not None or bool(spec.recipes) or any(s in ctx.sources and ctx.sources[s].available() for s in spec.sources)
 
 
 def make_stage_node(name: str):
@@ -82,7 +83,8 @@ def make_stage_node(name: str):
         request = StageRequest(stage=spec, code=state["code"], reference=ctx.problem.reference.source, issues=issues,
                                knowledge=knowledge, context=problem_facts(ctx.problem, ctx.target).render(),
                                target=ctx.target, toolchain=str(ctx.toolchain))
-        proposers = [p for p in (ctx.rules, ctx.llm) if p is not None]
+        sources = [ctx.sources[s] for s in spec.sources if s in ctx.sources]
+        proposers = sources + [p for p in (ctx.rules, ctx.llm) if p is not None]
 
         def on_candidate(record, proposal, verdict):
             ctx.progress.candidate(name, record)
@@ -99,6 +101,7 @@ def make_stage_node(name: str):
         skips = getattr(ctx.rules, "skips", {}).get(name, []) if ctx.rules else []
         if not outcome.candidates and skips:
             outcome.note = "no recipe applied: " + "; ".join(f"{s['recipe']}: {s['reason']}" for s in skips[:4])
+        outcome.note += "".join(f"; {src.source} offered nothing: {src.skip}" for src in sources if src.skip)
         if ctx.store:
             ctx.store.stage(ctx.run_id, name, "improved" if outcome.improved else "kept input",
                             speedup=outcome.speedup, summary=outcome.model_dump(exclude={"code"}))

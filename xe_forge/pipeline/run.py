@@ -128,6 +128,7 @@ def _load_kb(dirs: list[str]) -> Any:
 
 def _context(run_id, problem, evaluator, settings, engine, only, store, progress, args, run_dir, lm):
     from xe_forge.pipeline.state import RunContext
+    from xe_forge.proposers.lower.proposer import candidate_sources
     from xe_forge.proposers.rules.proposer import RulesProposer
 
     kb = evaluator.kb
@@ -147,7 +148,7 @@ def _context(run_id, problem, evaluator, settings, engine, only, store, progress
                    target=evaluator.target, toolchain=toolchain, kb=kb,
                    rules=RulesProposer(kb, evaluator.target, toolchain), llm=llm, store=store, progress=progress,
                    max_iters=args.max_iters, only_stages=only, kb_budget=settings.kb_budget_tokens, engine=engine,
-                   extras={"run_dir": str(run_dir)})
+                   sources=candidate_sources(problem, evaluator, args.timeout), extras={"run_dir": str(run_dir)})
 
 
 def _drive(ctx, run_dir: Path, run_id: str, input_code: str, *, resume: bool) -> dict[str, Any]:

@@ -48,4 +48,5 @@ class RunContext:
     only_stages: list[str] | None = None
     kb_budget: int = 2500
     engine: str = "rules"
+    sources: dict[str, Any] = field(default_factory=dict)  # named candidate sources (stages/*.yaml `sources:`)
     extras: dict[str, Any] = field(default_factory=dict)

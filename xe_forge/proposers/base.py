@@ -18,7 +18,7 @@ class Proposal(BaseModel):
     entry_id: str | None = None
     rationale: str = ""
     expected_effect: str = ""
-    source: Literal["rules", "llm"] = "rules"
+    source: Literal["rules", "llm", "lower"] = "rules"
     prompt_hash: str | None = None
 
 
