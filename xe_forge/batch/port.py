@@ -22,6 +22,8 @@ from xe_forge.store import LLMCache, RunStore
 from xe_forge.verify.evaluate import Evaluator, declared_allowance
 
 NO_LLM = "no seed kernel, and no LLM configured to port one"
+LOWERED_START = ("This candidate is TorchInductor's Triton lowering of the reference (fused, autotuned kernels): "
+                 "start from it, keep what works and fix what the verifier found.\n")
 
 
 class PortResult(BaseModel):
@@ -58,8 +60,8 @@ def port_problem(job: Any, settings: Any) -> PortResult:
                                         accepted=outcome.passed, speedup=None)
                     if outcome.passed:
                         return _ported(work, outcome.packaged.source, "lower")
-                    attempts.append(Attempt(code=outcome.packaged.source, feedback=outcome.verdict.feedback(),
-                                            passed=False))
+                    attempts.append(Attempt(code=outcome.packaged.source, passed=False,
+                                            feedback=LOWERED_START + outcome.verdict.feedback()))
                 why = outcome.reason
             if not use_llm:
                 return PortResult(status="failed", reason=f"{NO_LLM}; the TorchInductor lowering: {why}")

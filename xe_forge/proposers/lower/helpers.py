@@ -148,7 +148,7 @@ def _xf_maximum_with_index(a_value, a_index, b_value, b_index):
     if _xf_promote_to_tensor(a_value).dtype.is_floating():
         a_nan = a_value != a_value
         b_nan = b_value != b_value
-        mask |= a_nan & (not b_nan)
+        mask |= a_nan & ~b_nan
         equal |= a_nan & b_nan
     mask |= equal & (a_index < b_index)
     return tl.where(mask, a_value, b_value), tl.where(mask, a_index, b_index)
@@ -161,7 +161,7 @@ def _xf_minimum_with_index(a_value, a_index, b_value, b_index):
     if _xf_promote_to_tensor(a_value).dtype.is_floating():
         a_nan = a_value != a_value
         b_nan = b_value != b_value
-        mask |= a_nan & (not b_nan)
+        mask |= a_nan & ~b_nan
         equal |= a_nan & b_nan
     mask |= equal & (a_index < b_index)
     return tl.where(mask, a_value, b_value), tl.where(mask, a_index, b_index)
@@ -191,7 +191,8 @@ def _xf_log1p(x):
     # log(1 + x) without losing x when |x| is tiny: log(u) * x / (u - 1) with u = 1 + x
     u = 1.0 + x
     d = u - 1.0
-    return tl.where(d == 0.0, x, tl.log(u) * (x / tl.where(d == 0.0, 1.0, d)))
+    small = tl.log(u) * (x / tl.where(d == 0.0, 1.0, d))
+    return tl.where(d == 0.0, x, tl.where(tl.abs(x) > 0.5, tl.log(u), small))
 ''', ()),
     "expm1": ('''
 @triton.jit
@@ -243,7 +244,7 @@ def _xf_nearbyint(x):
     f = tl.floor(x)
     diff = x - f
     even = (f - 2.0 * tl.floor(f * 0.5)) == 0.0
-    up = (diff > 0.5) | ((diff == 0.5) & (not even))
+    up = (diff > 0.5) | ((diff == 0.5) & ~even)
     return tl.where(up, f + 1.0, f)
 ''', ()),
 }
