@@ -28,7 +28,7 @@ CONFIG_KEYWORDS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
 Kind = Literal["constraint", "pattern", "recipe", "config_space", "example"]
 ProblemClass = Literal["gemm", "gemm-epilogue", "reduction", "elementwise", "attention", "conv"]
 RecipeName = Literal["drop-dot-upcast", "fp64-to-fp32", "exp2-activations", "launch-options", "tile-sizes",
-                     "autotune", "group-swizzle"]
+                     "autotune", "group-swizzle", "conv-implicit-gemm"]
 Confidence = Literal["high", "medium", "low"]
 OptionValue = bool | int | float | str
 
