@@ -236,7 +236,7 @@ def main() -> int:
     ap.add_argument("--workers", type=int, default=14)
     ap.add_argument("--timing-workers", type=int, default=8)
     ap.add_argument("--lower-deadline", type=float, default=290.0, help="seconds from start for phase A")
-    ap.add_argument("--deadline", type=float, default=450.0, help="seconds from start for everything")
+    ap.add_argument("--deadline", type=float, default=440.0, help="seconds from start for everything")
     ap.add_argument("--problem-timeout", type=float, default=240.0)
     ap.add_argument("--budget-ms", type=float, default=300.0, help="timing budget per comparison")
     ap.add_argument("--only", default=None)
