@@ -31,9 +31,7 @@ def parse_wrapper(code: str) -> Wrapper:
     for node in tree.body:
         compiled = _async_compile(node)
         if compiled is not None:
-            name, kind, source = compiled
-            if kind != "triton":
-                raise PackagingError(f"kernel {name} is a `{kind}` kernel, not Triton: it cannot be packaged")
+            name, source = compiled
             kernels[name] = parse_kernel(name, source)
         elif isinstance(node, ast.FunctionDef) and node.name == "call":
             call = node
@@ -46,17 +44,21 @@ def parse_wrapper(code: str) -> Wrapper:
     return Wrapper(kernels=kernels, call=call, arg_names=_unpacked_args(call))
 
 
-def _async_compile(node: ast.AST) -> tuple[str, str, str] | None:
-    """`x = async_compile.<kind>('x', '''src''', ...)` -> (name, kind, src)."""
+def _async_compile(node: ast.AST) -> tuple[str, str] | None:
+    """`x = async_compile.triton('x', '''src''', ...)` -> (name, src); any other kind is refused."""
     if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
         return None
     func = node.value.func
     if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "async_compile"):
         return None
     args = node.value.args
+    if func.attr != "triton":
+        name = node.targets[0].id if isinstance(node.targets[0], ast.Name) else f"line {node.lineno}"
+        raise PackagingError(f"kernel {name} is an async_compile.{func.attr} kernel, not Triton: it cannot be "
+                             "packaged (Inductor emits Triton only for a GPU)")
     if len(args) < 2 or not all(isinstance(a, ast.Constant) and isinstance(a.value, str) for a in args[:2]):
         raise PackagingError(f"cannot read the kernel defined at line {node.lineno} of the wrapper")
-    return args[0].value, func.attr, args[1].value
+    return args[0].value, args[1].value
 
 
 def _unpacked_args(call: ast.FunctionDef) -> list[str]:
