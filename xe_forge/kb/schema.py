@@ -20,7 +20,7 @@ STAGES = ("algorithmic", "dtype", "fusion", "memory_access", "block_io", "persis
 KINDS = ("constraint", "pattern", "recipe", "config_space", "example")
 PROBLEM_CLASSES = ("gemm", "gemm-epilogue", "reduction", "elementwise", "attention", "conv")
 RECIPE_NAMES = ("drop-dot-upcast", "fp64-to-fp32", "exp2-activations", "launch-options", "tile-sizes",
-                "autotune", "group-swizzle")
+                "autotune", "group-swizzle", "conv-implicit-gemm")
 # Keys of a config_space config that are triton.Config keyword arguments; every other key goes into
 # the Config's kwargs dict (grf_mode included: as a Config keyword it is a TypeError).
 CONFIG_KEYWORDS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
