@@ -1,4 +1,4 @@
-"""The three ways a command can stop short, each with its exit code (DESIGN.md, Command line).
+"""The three ways a command can stop short, each with its exit code (README, "Exit codes").
 
 The CLI turns a ForgeError into one line on stderr and its exit code; nothing else in the package
 prints tracebacks for expected failures.

@@ -147,6 +147,7 @@ def marker(monkeypatch: pytest.MonkeyPatch) -> str:
     return value
 
 
+@pytest.mark.slow  # waits out a 20 s time limit
 @pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs /proc to look for leftover processes")
 def test_time_limit_kills_a_hanging_problem_and_the_batch_goes_on(offline_env, options, marker, tmp_path):
     started = time.monotonic()

@@ -37,7 +37,7 @@ def test_real_http_path_records_prompts_tokens_and_key(fake_llm):
     assert [(i.stage, i.kind) for i in issues] == [("fusion", "unfused-epilogue")]
     assert proposer.plan("Choose which optimization stages ...") == ["fusion"]
     out = client.call(OptimizeStage, "## Stage: fusion ...", purpose="optimize", stage="fusion")
-    assert "_bias_scale_relu_kernel" in out["code"]
+    assert "_bias_scale_relu_kernel" in out.code and out.error is None and len(out.prompt_hash) == 64
     assert [r.model for r in server.requests] == ["fake"] * 3  # 'openai/' is the provider prefix
     assert all(r.headers.get("Authorization") == "Bearer sk-unit-test" for r in server.requests)
     assert all(c.prompt_tokens > 0 and c.completion_tokens > 0 and not c.cached for c in calls)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import xe_forge.verify.sandbox as sandbox
-from xe_forge.stages import STAGE_NAMES
+from xe_forge.stages import stage_names
 
 from .fake_openai import Script, code_answer, issues_answer
 from .helpers import ALL_STAGES, EXAMPLE_12, candidate, llm_settings, report, run, store_rows
@@ -42,8 +42,8 @@ def test_nine_stages_on_example_12(fake_llm, tmp_path, monkeypatch, worker_envir
     assert result.exit_code == 0 and result.status.startswith("improved"), result.status
     run_dir = Path(result.run_dir)
     data, md = report(run_dir)
-    assert data["plan"] == list(STAGE_NAMES)
-    assert [s["stage"] for s in data["stages"]] == list(STAGE_NAMES)
+    assert data["plan"] == list(stage_names())
+    assert [s["stage"] for s in data["stages"]] == list(stage_names())
     fusion = next(s for s in data["stages"] if s["stage"] == "fusion")
     assert fusion["improved"] and fusion["candidates"][-1]["source"] == "llm"
     assert data["final"]["passed"] and data["final"]["changed"] and data["final"]["unseen"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from pathlib import Path
 
@@ -52,7 +53,7 @@ def _only_run(root: Path) -> str:
     return run_dir.name
 
 
-def test_resume_after_a_crash_in_the_second_stage(fake_llm, tmp_path, stage_calls, progress):
+def test_resume_after_a_crash_in_the_second_stage(fake_llm, tmp_path, stage_calls, progress, caplog):
     server = fake_llm(Script().route("Analyze this Triton kernel", issues_answer([]))
                       .route("## Stage: fusion", code_answer(candidate("fused_good")))
                       .route("## Stage: memory_access", code_answer(candidate("fused_wrong"))))
@@ -69,9 +70,12 @@ def test_resume_after_a_crash_in_the_second_stage(fake_llm, tmp_path, stage_call
     paid = [r.text for r in server.requests]
     assert len(paid) == 3  # analyze, fusion, memory_access #1
 
-    result = run(settings, tmp_path, resume=run_id, progress=progress)
+    with caplog.at_level(logging.WARNING):
+        result = run(settings, tmp_path, resume=run_id, progress=progress)
 
     assert result.exit_code == 0 and result.status.startswith("improved"), result.status
+    # the checkpointed state comes back as its own models, each type on the allow-list (no warning)
+    assert not [r for r in caplog.records if "unregistered" in r.getMessage()], caplog.text
     assert dict(stage_calls.calls) == {"fusion": 1, "memory_access": 2, "discovery": 1}
     assert "continuing at stage_memory_access; finished: fusion" in progress.text
     after = {r["stage"]: r for r in store_rows(run_dir, "stages")}

@@ -15,10 +15,11 @@ from xe_forge.cli.common import (
     JsonOpt,
     SpecOpt,
     TargetOpt,
-    TimeoutOpt,
+    TrialsOpt,
     VariantOpt,
     console,
     run_command,
+    settings_from_flags,
 )
 from xe_forge.cli.render import verdict_table
 from xe_forge.errors import InputError
@@ -31,35 +32,43 @@ def port(
                                                 "(default: <stem>_port.py in the current directory).")] = None,
     spec: SpecOpt = None,
     variant: VariantOpt = None,
-    device: DeviceOpt = "auto",
+    device: DeviceOpt = None,
     target: TargetOpt = None,
     lowered: Annotated[Path | None, typer.Option("--lowered", help="Package this lowering record (JSON, or a "
                                                  "JSONL dump from benchmarks/lower_dump.py) instead of lowering "
                                                  "here: how a port made on a GPU is checked on the CPU.")] = None,
     compile_ref: Annotated[bool, typer.Option("--compile", help="Also time default torch.compile (GPU).")] = False,
     no_unseen: Annotated[bool, typer.Option("--no-unseen", help="Skip the unseen-shape checks.")] = False,
-    timeout: TimeoutOpt = 1200.0,
+    trials: TrialsOpt = None,
+    timeout: Annotated[float, typer.Option("--timeout", help="Seconds before the lowering is killed (it autotunes); "
+                                           "one verification gets at most 600.")] = 1200.0,
     as_json: JsonOpt = False,
 ) -> None:
     """Lower the reference with TorchInductor (Triton-only GEMM/conv templates) on the GPU, package the kernels
     as a standalone Model module, and verify it. Needs a GPU to lower (exit 3 without one); --lowered packages
     a recorded lowering anywhere, the CPU included."""
-    code = run_command(port_command, problem, output=output, spec=spec, variant=variant, device=device,
-                       target=target, lowered=lowered, compile_ref=compile_ref, unseen=not no_unseen,
-                       timeout=timeout, as_json=as_json, console=console)
+    flags = {"device": device, "target": target, "trials": trials}  # port keeps its own --timeout default (1200 s)
+
+    def go() -> int:
+        s = settings_from_flags(flags)
+        return port_command(problem, output=output, spec=spec, variant=variant, device=s.device, target=s.target,
+                            lowered=lowered, compile_ref=compile_ref, unseen=not no_unseen, trials=s.trials,
+                            timeout=timeout, as_json=as_json, console=console)
+
+    code = run_command(go)
     raise typer.Exit(code=code)
 
 
 def port_command(problem_path: Path, *, output: Path | None, spec: Path | None, variant: str | None, device: str,
-                 target: str | None, lowered: Path | None, compile_ref: bool, unseen: bool, timeout: float,
-                 as_json: bool, console: Console) -> int:
+                 target: str | None, lowered: Path | None, compile_ref: bool, unseen: bool, trials: int,
+                 timeout: float, as_json: bool, console: Console) -> int:
     from xe_forge.problem.kernel import load_problem
     from xe_forge.proposers.lower.service import load_lowering, lower_problem, verify_port
     from xe_forge.verify.evaluate import Evaluator, declared_allowance
 
     problem = load_problem(problem_path, problem_path, spec, variant)
     lowering = load_lowering(lowered, problem) if lowered else lower_problem(problem, device=device, timeout=timeout)
-    with Evaluator(device, target, timeout=min(timeout, 600.0)) as ev:
+    with Evaluator(device, target, timeout=min(timeout, 600.0), trials=trials) as ev:
         outcome = verify_port(problem, ev, lowering, allow_torch=declared_allowance(problem), unseen=unseen,
                               compile_baseline=compile_ref)
     if outcome.verdict is not None and outcome.verdict.bad_input:

@@ -5,50 +5,55 @@ Each stage node is the same CoVeR function with a different stages/*.yaml.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
 
 from langgraph.runtime import Runtime
 
 from xe_forge.errors import InputError
 from xe_forge.pipeline.analyze import Issue, analyze_source, stages_with_issues
-from xe_forge.pipeline.cover import run_stage
-from xe_forge.pipeline.state import ForgeState, RunContext
+from xe_forge.pipeline.cover import CandidateRecord, recorder, run_stage
+from xe_forge.pipeline.state import FinalCheck, ForgeState, RunContext
 from xe_forge.problem.roofline import problem_facts
+from xe_forge.profile import session as profile_hooks
 from xe_forge.prompting import render
-from xe_forge.proposers.base import StageRequest
+from xe_forge.proposers.base import Proposal, Proposer, StageRequest
 from xe_forge.stages import StageSpec, order_with_dependencies
+from xe_forge.verify.models import Verdict
+
+Update = dict[str, object]  # a node returns only the ForgeState fields it changes
 
 
-def baseline_node(state: ForgeState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+def baseline_node(state: ForgeState, runtime: Runtime[RunContext]) -> Update:
     """The input kernel must pass against its reference, or there is nothing to optimize (exit 2)."""
     ctx = runtime.context
     ctx.progress.phase("baseline", "checking the input kernel against its reference")
-    verdict = ctx.evaluator.evaluate(state["input_code"], ctx.problem, allow_torch=ctx.allowance, name="input")
+    verdict = ctx.evaluator.evaluate(state.input_code, ctx.problem, allow_torch=ctx.allowance, name="input")
     if not verdict.passed:
         reasons = "; ".join(f.render() for f in verdict.findings[:3]) or verdict.summary()
         raise InputError(f"the input kernel fails against its reference: {reasons}",
                          hint="xe-forge optimizes correct kernels; `xe-forge check` shows the full verdict")
-    return {"baseline": verdict.model_dump(mode="json")}
+    profile_hooks.on_input(ctx, state.input_code)
+    return {"baseline": verdict}
 
 
-def analyze_node(state: ForgeState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+def analyze_node(state: ForgeState, runtime: Runtime[RunContext]) -> Update:
     ctx = runtime.context
     ctx.progress.phase("analyze", "looking for issues")
-    issues = analyze_source(state["code"])
+    issues = analyze_source(state.code)
     if ctx.llm is not None:
         task = render("analyze.j2", target=ctx.target, toolchain=str(ctx.toolchain), stages=list(ctx.stages.values()),
-                      known=issues, context=problem_facts(ctx.problem, ctx.target).render(), code=state["code"],
+                      known=issues, context=problem_facts(ctx.problem, ctx.target).render(), code=state.code,
                       reference=ctx.problem.reference.source)
         found = [i for i in ctx.llm.analyze(task) if i.stage in ctx.stages]
         issues += [i for i in found if (i.stage, i.kind) not in {(j.stage, j.kind) for j in issues}]
     ctx.progress.issues(issues)
-    return {"issues": [i.model_dump() for i in issues]}
+    return {"issues": issues}
 
 
-def plan_node(state: ForgeState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+def plan_node(state: ForgeState, runtime: Runtime[RunContext]) -> Update:
     """Order and skips; the user's --stages wins; hard dependencies are always respected."""
     ctx = runtime.context
-    issues = [Issue(**i) for i in state["issues"]]
+    issues = state.issues
     if ctx.only_stages:
         plan = list(ctx.only_stages)
     else:
@@ -58,8 +63,8 @@ def plan_node(state: ForgeState, runtime: Runtime[RunContext]) -> dict[str, Any]
             proposed = ctx.llm.plan(task)
             if proposed:
                 plan = [s for s in proposed if s in ctx.stages] or plan
-            if "discovery" not in plan:
-                plan.append("discovery")
+            plan += [s.name for s in ctx.stages.values() if s.open_ended and s.name not in plan]
+    plan = profile_hooks.steer_planned(ctx, plan, state.code, lambda s: _can_serve(ctx, s))
     plan = order_with_dependencies(plan, ctx.stages)
     ctx.progress.plan(plan)
     return {"plan": plan}
@@ -68,45 +73,41 @@ def plan_node(state: ForgeState, runtime: Runtime[RunContext]) -> dict[str, Any]
 def _can_serve(ctx: RunContext, stage: str) -> bool:
     """In rules mode a stage runs only if it has recipes or a candidate source; the LLM can serve any stage."""
     spec = ctx.stages[stage]
-    return ctx.llm is not None or bool(spec.recipes) or any(s in ctx.sources and ctx.sources[s].available() for s in spec.sources)
+    return (ctx.llm is not None or bool(spec.recipes)
+            or any(s in ctx.sources and ctx.sources[s].available() for s in spec.sources))
 
 
-def make_stage_node(name: str):
-    def stage_node(state: ForgeState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+def make_stage_node(name: str) -> Callable[[ForgeState, Runtime[RunContext]], Update]:
+    def stage_node(state: ForgeState, runtime: Runtime[RunContext]) -> Update:
         ctx = runtime.context
         spec = ctx.stages[name]
-        issues = [Issue(**i) for i in state["issues"] if i["stage"] == name]
-        ctx.progress.stage_start(name, len(state.get("done", [])) + 1, len(state["plan"]))
-        if ctx.store:
-            ctx.store.stage(ctx.run_id, name, "running")
+        issues = [i for i in state.issues if i.stage == name]
+        ctx.progress.stage_start(name, len(state.done) + 1, len(state.plan))
+        ctx.store.stage(ctx.run_id, name, "running")
         knowledge = _knowledge(ctx, spec, issues)
-        request = StageRequest(stage=spec, code=state["code"], reference=ctx.problem.reference.source, issues=issues,
+        request = StageRequest(stage=spec, code=state.code, reference=ctx.problem.reference.source, issues=issues,
                                knowledge=knowledge, context=problem_facts(ctx.problem, ctx.target).render(),
-                               target=ctx.target, toolchain=str(ctx.toolchain))
+                               target=ctx.target, toolchain=str(ctx.toolchain),
+                               profile=profile_hooks.stage_feedback(ctx, state.code, name))
         sources = [ctx.sources[s] for s in spec.sources if s in ctx.sources]
-        proposers = sources + [p for p in (ctx.rules, ctx.llm) if p is not None]
+        proposers: list[Proposer] = [*sources, ctx.rules] if ctx.llm is None else [*sources, ctx.rules, ctx.llm]
+        proposers = profile_hooks.stage_proposers(ctx, state.code, name, proposers)
+        record = recorder(ctx.store, ctx.run_id, name)
 
-        def on_candidate(record, proposal, verdict):
-            ctx.progress.candidate(name, record)
-            if ctx.store is None:
-                return None
-            return ctx.store.add_candidate(ctx.run_id, name, record.iteration, code=proposal.code,
-                                           source=proposal.source, recipe=proposal.recipe, entry_id=proposal.entry_id,
-                                           prompt_hash=proposal.prompt_hash, rationale=proposal.rationale,
-                                           verdict=verdict.model_dump(mode="json"), passed=verdict.passed,
-                                           accepted=record.accepted, speedup=record.speedup)
+        def on_candidate(rec: CandidateRecord, proposal: Proposal, verdict: Verdict) -> int:
+            ctx.progress.candidate(name, rec)
+            return record(rec, proposal, verdict)
 
         outcome = run_stage(request, ctx.problem, proposers, ctx.evaluator, allowance=ctx.allowance,
                             max_iters=ctx.max_iters, on_candidate=on_candidate)
-        skips = getattr(ctx.rules, "skips", {}).get(name, []) if ctx.rules else []
+        skips = ctx.rules.skips.get(name, [])
         if not outcome.candidates and skips:
             outcome.note = "no recipe applied: " + "; ".join(f"{s['recipe']}: {s['reason']}" for s in skips[:4])
         outcome.note += "".join(f"; {src.source} offered nothing: {src.skip}" for src in sources if src.skip)
-        if ctx.store:
-            ctx.store.stage(ctx.run_id, name, "improved" if outcome.improved else "kept input",
-                            speedup=outcome.speedup, summary=outcome.model_dump(exclude={"code"}))
+        ctx.store.stage(ctx.run_id, name, "improved" if outcome.improved else "kept input",
+                        speedup=outcome.speedup, summary=outcome.report().model_dump())
         ctx.progress.stage_done(outcome)
-        return {"code": outcome.code, "done": [name], "outcomes": [outcome.model_dump()]}
+        return {"code": outcome.code, "done": [name], "outcomes": [outcome]}
 
     stage_node.__name__ = f"stage_{name}"
     return stage_node
@@ -125,36 +126,33 @@ def _knowledge(ctx: RunContext, spec: StageSpec, issues: list[Issue]) -> str:
     return render_entries(list({e.id: e for e in entries}.values()))
 
 
-def final_verify_node(state: ForgeState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+def final_verify_node(state: ForgeState, runtime: Runtime[RunContext]) -> Update:
     """Unseen shapes and a final interleaved timing of input vs output; a failure falls back to the input."""
     ctx = runtime.context
     ctx.progress.phase("final_verify", "unseen shapes and final timing")
-    changed = state["code"] != state["input_code"]
-    verdict = ctx.evaluator.evaluate(state["code"], ctx.problem, allow_torch=ctx.allowance, unseen=True,
-                                     baseline_source=state["input_code"] if changed else None, name="final")
-    final = {"verdict": verdict.model_dump(mode="json"), "changed": changed, "fell_back": False}
+    changed = state.code != state.input_code
+    verdict = ctx.evaluator.evaluate(state.code, ctx.problem, allow_torch=ctx.allowance, unseen=True,
+                                     baseline_source=state.input_code if changed else None, name="final")
     if not verdict.passed and changed:
-        final["fell_back"] = True
-        return {"final": final, "code": state["input_code"], "status": "final verification failed"}
-    return {"final": final}
+        return {"final": FinalCheck(verdict=verdict, changed=changed, fell_back=True), "code": state.input_code,
+                "status": "final verification failed"}
+    return {"final": FinalCheck(verdict=verdict, changed=changed)}
 
 
-def report_node(state: ForgeState, runtime: Runtime[RunContext]) -> dict[str, Any]:
-    ctx = runtime.context
+def report_node(state: ForgeState, runtime: Runtime[RunContext]) -> Update:
     from xe_forge.pipeline.report import write_reports
 
-    status = state.get("status") or _status(state, ctx)
-    write_reports(state, ctx, status)
+    status = state.status or _status(state.final)
+    write_reports(state, runtime.context, status)
     return {"status": status}
 
 
-def _status(state: ForgeState, ctx: RunContext) -> str:
-    final = state.get("final", {})
-    if not final.get("verdict", {}).get("passed"):
+def _status(final: FinalCheck | None) -> str:
+    if final is None or not final.verdict.passed:
         return "final verification failed"
-    if not final.get("changed"):
+    if not final.changed:
         return "no improvement"
-    timing = final["verdict"].get("timing")
+    timing = final.verdict.timing
     if timing is not None:
-        return "improved" if timing.get("faster") else "no measured improvement"
+        return "improved" if timing.faster else "no measured improvement"
     return "improved (speed unverified)"

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
+
+if TYPE_CHECKING:
+    from xe_forge.batch.models import ProblemFile, ProblemResult
+    from xe_forge.pipeline.analyze import Issue
+    from xe_forge.pipeline.cover import CandidateRecord, StageOutcome
+    from xe_forge.proposers.llm import LLMCall
 
 
 class Progress:
@@ -23,7 +29,7 @@ class Progress:
     def phase(self, name: str, detail: str) -> None:
         self._print(f"[bold]{name}[/bold]: {detail}")
 
-    def issues(self, issues: list[Any]) -> None:
+    def issues(self, issues: list[Issue]) -> None:
         self._print(f"  {len(issues)} issue(s): " + ", ".join(sorted({f'{i.stage}/{i.kind}' for i in issues})))
 
     def plan(self, plan: list[str]) -> None:
@@ -32,13 +38,13 @@ class Progress:
     def stage_start(self, name: str, index: int, total: int) -> None:
         self._print(f"[bold cyan]stage {index}/{total}: {name}[/bold cyan]")
 
-    def candidate(self, stage: str, record: Any) -> None:
+    def candidate(self, stage: str, record: CandidateRecord) -> None:
         mark = "[green]accepted[/green]" if record.accepted else ("passed" if record.passed else "[red]rejected[/red]")
         speed = f" {record.speedup:.3f}x" if record.speedup else ""
         self._print(f"  {stage} iter {record.iteration} ({record.source}:{record.recipe}) {mark}{speed}: "
                     f"{escape(record.summary[:160])}")  # summaries hold '[check]' tags, not markup
 
-    def stage_done(self, outcome: Any) -> None:
+    def stage_done(self, outcome: StageOutcome) -> None:
         if outcome.improved:
             self.best *= outcome.speedup
             self.verified = self.verified and outcome.speed_verified
@@ -47,7 +53,7 @@ class Progress:
         self._print(f"  -> {outcome.stage}: {'improved' if outcome.improved else 'kept its input'}"
                     f"{' (' + escape(outcome.note) + ')' if outcome.note else ''}; best so far {best}{tokens}")
 
-    def llm_call(self, call: Any) -> None:
+    def llm_call(self, call: LLMCall) -> None:
         self.tokens += call.prompt_tokens + call.completion_tokens
 
 
@@ -62,13 +68,13 @@ class BatchProgress:
         self.total, self.done = total, already
         self.console.print(f"[bold]batch[/bold]: {total} problems, {already} already finished, {workers} worker(s)")
 
-    def problem_started(self, problem: Any, worker: int) -> None:
+    def problem_started(self, problem: ProblemFile, worker: int) -> None:
         self.console.print(f"  worker {worker}: {problem.name} ...", highlight=False)
 
-    def problem_done(self, problem: Any, result: dict[str, Any]) -> None:
+    def problem_done(self, problem: ProblemFile, result: ProblemResult) -> None:
         self.done += 1
-        t = (result.get("timings") or {}).get("eager")
-        speed = f", {t['speedup']:.3f}x vs eager" if t else ""
-        reason = f" ({result['reason'][:100]})" if result.get("reason") else ""
-        self.console.print(f"[{self.done}/{self.total}] {problem.name}: {result.get('status')}{speed}{reason}",
+        t = result.timings.get("eager")
+        speed = f", {t.speedup:.3f}x vs eager" if t else ""
+        reason = f" ({result.reason[:100]})" if result.reason else ""
+        self.console.print(f"[{self.done}/{self.total}] {problem.name}: {result.status}{speed}{reason}",
                            highlight=False)

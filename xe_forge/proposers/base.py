@@ -41,6 +41,7 @@ class StageRequest(BaseModel):
     toolchain: str = ""
     attempts: list[Attempt] = Field(default_factory=list)
     iteration: int = 0
+    profile: str = ""  # the profiler's feedback on the current best kernel (optimize --profile)
 
 
 class Proposer(Protocol):
@@ -49,3 +50,13 @@ class Proposer(Protocol):
     def next(self, request: StageRequest) -> Proposal | None: ...
 
     def reset(self) -> None: ...
+
+
+class CandidateSource(Proposer, Protocol):
+    """A proposer a stage declares by name (stages/*.yaml `sources:`): it may be unavailable here (no GPU),
+    and when it offers nothing it says why in `skip`, which the stage's note repeats."""
+
+    source: str
+    skip: str | None
+
+    def available(self) -> bool: ...

@@ -13,16 +13,18 @@ import hashlib
 import json
 import re
 import time
+from collections.abc import Callable
 from typing import Any
 
 import dspy
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, field_validator
 
 from xe_forge.config import Settings
 from xe_forge.errors import EnvError
 from xe_forge.pipeline.analyze import Issue
 from xe_forge.prompting import render
 from xe_forge.proposers.base import Proposal, StageRequest
+from xe_forge.store import LLMCache
 
 FATAL_ERRORS = ("APIConnectionError", "AuthenticationError", "NotFoundError", "ServiceUnavailableError",
                 "InternalServerError", "Timeout", "PermissionDeniedError", "BadGatewayError",
@@ -63,6 +65,28 @@ class RefineStage(dspy.Signature):
     rationale: str = dspy.OutputField(desc="what was wrong and how it is fixed")
 
 
+class LLMAnswer(BaseModel):
+    """One answer: the signature's output fields (those it has), or why there are none.
+
+    Optimize and refine fill `code` and `rationale`, analyze fills `issues`, plan fills `plan`;
+    `prompt_hash` names the prompt (cache key, trajectory export) in every case.
+    """
+
+    model_config = ConfigDict(extra="ignore")
+
+    prompt_hash: str
+    error: str | None = Field(None, description="the call failed in a way that is not fatal to the run")
+    code: str = ""
+    rationale: str = ""
+    issues: list[JsonValue] = Field(default_factory=list, description="checked one by one as Issue by the caller")
+    plan: JsonValue = Field(None, description="a list of stage names, if the model gave one")
+
+    @field_validator("code", "rationale", mode="before")
+    @classmethod
+    def _text(cls, value: object) -> str:
+        return "" if value is None else str(value)
+
+
 class LLMCall(BaseModel):
     purpose: str
     stage: str | None
@@ -88,24 +112,25 @@ def extract_code(text: str) -> str:
 class LLMClient:
     """One configured LM, a cache of paid answers, and a ledger of calls."""
 
-    def __init__(self, settings: Settings, *, lm: Any = None, cache: Any = None, on_call: Any = None) -> None:
+    def __init__(self, settings: Settings, *, lm: dspy.BaseLM | None = None, cache: LLMCache | None = None,
+                 on_call: Callable[[LLMCall], None] | None = None) -> None:
         self.model = settings.model or "unconfigured"
         self.lm = lm or dspy.LM(
             self.model, api_base=settings.api_base, **_key_kwargs(settings),
             timeout=settings.llm_timeout, num_retries=settings.llm_retries, max_tokens=settings.llm_max_tokens,
             temperature=settings.llm_temperature, cache=False,
         )
-        self.cache = cache  # object with get(key) -> dict | None and put(key, dict)
+        self.cache = cache
         self.on_call = on_call
         self.calls: list[LLMCall] = []
 
-    def call(self, signature: type[dspy.Signature], task: str, *, purpose: str, stage: str | None) -> dict[str, Any]:
+    def call(self, signature: type[dspy.Signature], task: str, *, purpose: str, stage: str | None) -> LLMAnswer:
         key = hashlib.sha256(f"{self.model}\n{signature.__name__}\n{task}".encode()).hexdigest()
         if self.cache is not None:
             hit = self.cache.get(key)
             if hit is not None:
                 self._record(LLMCall(purpose=purpose, stage=stage, model=self.model, prompt_hash=key, cached=True))
-                return {**hit, "_prompt_hash": key}  # the cache holds the answer only
+                return LLMAnswer(**hit, prompt_hash=key)  # the cache holds the output fields only
         started = time.monotonic()
         before = len(getattr(self.lm, "history", []) or [])
         record = LLMCall(purpose=purpose, stage=stage, model=self.model, prompt_hash=key)
@@ -120,12 +145,11 @@ class LLMClient:
                 raise EnvError(f"the LLM endpoint for model '{self.model}' is unreachable or failing: "
                                f"{type(exc).__name__}: {_first_line(exc)}",
                                hint="check --model, XE_FORGE_API_BASE and the key; `xe-forge doctor`") from None
-            return {"_error": record.error, "_prompt_hash": key}
+            return LLMAnswer(prompt_hash=key, error=record.error)
         self._account(record, before, started)
         if self.cache is not None:
             self.cache.put(key, outputs)
-        outputs["_prompt_hash"] = key
-        return outputs
+        return LLMAnswer(**outputs, prompt_hash=key)
 
     def _account(self, record: LLMCall, before: int, started: float) -> None:
         record.seconds = time.monotonic() - started
@@ -197,35 +221,33 @@ class LLMProposer:
                       toolchain=request.toolchain, context=request.context, issues=request.issues,
                       knowledge=request.knowledge, reference=request.reference, code=request.code,
                       attempts=request.attempts[:-1] if _last_failed(request) else request.attempts,
-                      allowance=self.allowance)
+                      allowance=self.allowance, profile=request.profile)
         if _last_failed(request):
             last = request.attempts[-1]
             task = render("refine.j2", stage=request.stage, target=request.target, failure=last.feedback,
-                          previous=last.code, task=task)
+                          previous=last.code, task=task, profile=request.profile)
             out = self.client.call(RefineStage, task, purpose="refine", stage=request.stage.name)
         else:
             out = self.client.call(OptimizeStage, task, purpose="optimize", stage=request.stage.name)
-        if "_error" in out:
-            return Proposal(code="", recipe="llm", source="llm", prompt_hash=out["_prompt_hash"],
-                            rationale=f"unusable LLM answer: {out['_error']}")
-        return Proposal(code=extract_code(str(out.get("code", ""))), recipe="llm", source="llm",
-                        rationale=str(out.get("rationale", "")).strip(), expected_effect=str(out.get("rationale", "")),
-                        prompt_hash=out["_prompt_hash"])
+        if out.error is not None:
+            return Proposal(code="", recipe="llm", source="llm", prompt_hash=out.prompt_hash,
+                            rationale=f"unusable LLM answer: {out.error}")
+        return Proposal(code=extract_code(out.code), recipe="llm", source="llm", rationale=out.rationale.strip(),
+                        expected_effect=out.rationale, prompt_hash=out.prompt_hash)
 
     def analyze(self, task: str) -> list[Issue]:
         out = self.client.call(AnalyzeKernel, task, purpose="analyze", stage=None)
         issues = []
-        for item in out.get("issues", []) if "_error" not in out else []:
+        for item in out.issues:
             try:
-                issues.append(Issue(**item))
-            except Exception:  # one malformed issue does not spoil the rest
+                issues.append(Issue.model_validate(item))
+            except ValidationError:  # one malformed issue does not spoil the rest
                 continue
         return issues
 
     def plan(self, task: str) -> list[str] | None:
         out = self.client.call(PlanStages, task, purpose="plan", stage=None)
-        plan = out.get("plan") if "_error" not in out else None
-        return [str(s) for s in plan] if isinstance(plan, list) else None
+        return [str(s) for s in out.plan] if isinstance(out.plan, list) else None
 
 
 def _last_failed(request: StageRequest) -> bool:

@@ -107,4 +107,4 @@ class CpuDevice(Device):
         patch_interpreter_bf16_dot()
 
     def validate_launch_options(self, options: dict[str, Any]) -> list[OptionProblem]:
-        return validate_options(options, self.target_toolchain(), max_warps=64 if self.target.startswith("intel") else 32)
+        return validate_options(options, self.target_toolchain(), target=self.target)

@@ -7,9 +7,8 @@ from pathlib import Path
 import pytest
 from recorded import lowering, reference, spec
 
-from xe_forge.batch.child import ChildJob
 from xe_forge.batch.port import port_problem
-from xe_forge.config import Settings
+from xe_forge.config import RunRequest, Settings
 from xe_forge.problem.kernel import load_problem
 from xe_forge.proposers.lower import service
 from xe_forge.proposers.lower.proposer import LowerProposer
@@ -55,15 +54,14 @@ def test_a_kernel_that_is_its_own_reference_is_not_lowered() -> None:
     assert not source.available() and source.next(request()) is None
 
 
-def job(tmp_path: Path, engine: str = "rules") -> ChildJob:
-    return ChildJob(problem_id=12, name=NAME, problem_path=str(reference(NAME)), seed_path=None,
-                    spec_path=str(spec(NAME)), variant=None, run_root=str(tmp_path), run_id="p012", engine=engine,
-                    device="cpu", target=None, max_iters=1, stages=None, model=None, timeout=300,
-                    result_path=str(tmp_path / "r.json"))
+def job(tmp_path: Path, engine: str = "rules") -> RunRequest:
+    """A batch problem's run with no seed (kernel ""), as batch/child.py hands it to the port."""
+    return RunRequest(reference=str(reference(NAME)), spec=str(spec(NAME)), run_dir=tmp_path, engine=engine,
+                      device="cpu", max_iters=1, timeout=300)
 
 
 def test_batch_without_seed_gpu_or_llm_skips_as_an_environment_failure(tmp_path: Path) -> None:
-    result = port_problem(job(tmp_path), Settings())
+    result = port_problem(job(tmp_path), "p012", Settings())
     assert result.seed is None and result.status == "skipped" and result.exit_code == 3
     assert result.reason.startswith("no seed kernel, and no LLM configured") and "needs a GPU" in result.reason
     assert not (tmp_path / "p012-port").exists()  # nothing was started for it
@@ -71,10 +69,10 @@ def test_batch_without_seed_gpu_or_llm_skips_as_an_environment_failure(tmp_path:
 
 def test_batch_without_seed_is_ported_by_a_verified_lowering(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(service, "lower_problem", lambda problem, **_: lowering(NAME))
-    result = port_problem(job(tmp_path), Settings())
+    result = port_problem(job(tmp_path), "p012", Settings())
     assert result.seed is not None and result.by == "lower", result.reason
     assert "Launches the kernels TorchInductor generated" in Path(result.seed).read_text()
-    again = port_problem(job(tmp_path), Settings())  # a resumed batch reuses the verified port
+    again = port_problem(job(tmp_path), "p012", Settings())  # a resumed batch reuses the verified port
     assert again.seed == result.seed and again.by == "lower"
 
 
@@ -83,5 +81,5 @@ def test_a_lowering_that_fails_verification_is_a_failed_port(tmp_path: Path, mon
     broken = broken.model_copy(update={"codes": [broken.codes[0].replace("tmp5 > tmp6", "tmp5 < tmp6")]})
     assert broken.codes[0] != lowering(NAME).codes[0]
     monkeypatch.setattr(service, "lower_problem", lambda problem, **_: broken)
-    result = port_problem(job(tmp_path), Settings())
+    result = port_problem(job(tmp_path), "p012", Settings())
     assert result.seed is None and result.status == "failed" and "correctness" in result.reason

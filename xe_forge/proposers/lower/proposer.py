@@ -7,13 +7,17 @@ made (no GPU, no reference, a failed lowering or packaging) it offers nothing an
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from xe_forge.errors import EnvError
 from xe_forge.problem.kernel import Problem
-from xe_forge.proposers.base import Proposal, StageRequest
+from xe_forge.proposers.base import CandidateSource, Proposal, StageRequest
 from xe_forge.proposers.lower.models import PackagingError
 from xe_forge.proposers.lower.package import package
+
+if TYPE_CHECKING:
+    from xe_forge.stages import SourceName
+    from xe_forge.verify.evaluate import Evaluator
 
 RATIONALE = ("TorchInductor's Triton-only lowering of the reference: GEMM/convolution templates with the "
              "epilogue, reductions and norms fused, launch configs autotuned on this GPU")
@@ -67,6 +71,6 @@ class LowerProposer:
             return None
 
 
-def candidate_sources(problem: Problem, evaluator: Any, timeout: float) -> dict[str, Any]:
-    """The named candidate sources a stage may declare (stages/*.yaml `sources:`)."""
-    return {"lower": LowerProposer(problem, device=evaluator.device.kind, timeout=max(timeout, 600.0))}
+def candidate_sources(problem: Problem, evaluator: Evaluator) -> dict[SourceName, CandidateSource]:
+    """The named candidate sources a stage may declare (stages/*.yaml `sources:`), one per SourceName."""
+    return {"lower": LowerProposer(problem, device=evaluator.device.kind, timeout=max(evaluator.timeout, 600.0))}
