@@ -83,3 +83,29 @@ def test_a_lowering_that_fails_verification_is_a_failed_port(tmp_path: Path, mon
     monkeypatch.setattr(service, "lower_problem", lambda problem, **_: broken)
     result = port_problem(job(tmp_path), "p012", Settings())
     assert result.seed is None and result.status == "failed" and "correctness" in result.reason
+
+
+@pytest.mark.slow  # two verifications of a GEMM under the interpreter, and a scripted model over HTTP
+def test_a_failed_lowering_is_where_the_llm_port_starts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    from pipeline.fake_openai import FakeOpenAI, Script, code_answer
+
+    from xe_forge.batch.port import LOWERED_START
+    from xe_forge.proposers.lower.package import package
+    from xe_forge.store import RunStore
+
+    good = lowering(NAME)
+    broken = good.model_copy(update={"codes": [good.codes[0].replace("tmp5 > tmp6", "tmp5 < tmp6")]})
+    monkeypatch.setattr(service, "lower_problem", lambda problem, **_: broken)
+    fixed = package(good, reference(NAME).read_text()).source
+    with FakeOpenAI(Script(answers=[code_answer(fixed)])) as server:
+        settings = Settings(model="openai/fake-porter", api_base=server.api_base, _env_file=None)
+        result = port_problem(job(tmp_path, engine="llm"), "p012", settings)
+        (asked,) = server.requests
+    assert result.seed is not None and result.by == "llm", result.reason
+    assert LOWERED_START.strip() in asked.text and "tmp5 < tmp6" in asked.text  # refines the lowered candidate
+    store = RunStore(tmp_path / "p012-port" / "store.sqlite")
+    try:
+        rows = [(c["iteration"], c["source"], bool(c["passed"])) for c in store.candidates("p012")]
+    finally:
+        store.close()
+    assert rows == [(0, "lower", False), (1, "llm", True)]
