@@ -89,8 +89,10 @@ def _budget_stop(ctx: RunContext) -> Update:
 
 
 def _can_serve(ctx: RunContext, stage: str) -> bool:
-    """In rules mode a stage runs only if it has recipes; the LLM can serve any stage."""
-    return ctx.llm is not None or bool(ctx.stages[stage].recipes)
+    """In rules mode a stage runs only if it has recipes or a candidate source; the LLM can serve any stage."""
+    spec = ctx.stages[stage]
+    return (ctx.llm is not None or bool(spec.recipes)
+            or any(s in ctx.sources and ctx.sources[s].available() for s in spec.sources))
 
 
 def make_stage_node(name: str) -> Callable[[ForgeState, Runtime[RunContext]], Update]:
@@ -105,7 +107,8 @@ def make_stage_node(name: str) -> Callable[[ForgeState, Runtime[RunContext]], Up
                                knowledge=knowledge, context=problem_facts(ctx.problem, ctx.target).render(),
                                target=ctx.target, toolchain=str(ctx.toolchain),
                                profile=profile_hooks.stage_feedback(ctx, state.code, name))
-        proposers: list[Proposer] = [ctx.rules] if ctx.llm is None else [ctx.rules, ctx.llm]
+        sources = [ctx.sources[s] for s in spec.sources if s in ctx.sources]
+        proposers: list[Proposer] = [*sources, ctx.rules] if ctx.llm is None else [*sources, ctx.rules, ctx.llm]
         proposers = profile_hooks.stage_proposers(ctx, state.code, name, proposers)
         record = recorder(ctx.store, ctx.run_id, name)
 
@@ -118,6 +121,7 @@ def make_stage_node(name: str) -> Callable[[ForgeState, Runtime[RunContext]], Up
         skips = ctx.rules.skips.get(name, [])
         if not outcome.candidates and skips:
             outcome.note = "no recipe applied: " + "; ".join(f"{s['recipe']}: {s['reason']}" for s in skips[:4])
+        outcome.note += "".join(f"; {src.source} offered nothing: {src.skip}" for src in sources if src.skip)
         ctx.store.stage(ctx.run_id, name, "improved" if outcome.improved else "kept input",
                         speedup=outcome.speedup, summary=outcome.report().model_dump())
         ctx.progress.stage_done(outcome)

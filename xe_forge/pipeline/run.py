@@ -143,6 +143,7 @@ def optimize(request: RunRequest, settings: Settings, *, resume: str | None = No
 def _context(run_id: str, run_dir: Path, problem: Problem, evaluator: Evaluator, settings: Settings, engine: str,
              store: RunStore, progress: Progress, lm: BaseLM | None, *, max_iters: int,
              only_stages: list[str] | None, request: RunRequest) -> RunContext:
+    from xe_forge.proposers.lower.proposer import candidate_sources
     from xe_forge.proposers.rules.proposer import RulesProposer
 
     toolchain = getattr(evaluator.device, "target_toolchain", evaluator.device.toolchain)()
@@ -167,7 +168,8 @@ def _context(run_id: str, run_dir: Path, problem: Problem, evaluator: Evaluator,
                       allowance=allowance, target=evaluator.target, toolchain=toolchain, kb=evaluator.kb, store=store,
                       progress=progress, rules=RulesProposer(evaluator.kb, evaluator.target, toolchain), llm=llm,
                       max_iters=max_iters, only_stages=only_stages, kb_budget=settings.kb_budget_tokens, engine=engine,
-                      profiler=_profiler(problem, evaluator, run_dir) if request.profile else None)
+                      profiler=_profiler(problem, evaluator, run_dir) if request.profile else None,
+                      sources=candidate_sources(problem, evaluator))
 
 
 def _profiler(problem: Problem, evaluator: Evaluator, run_dir: Path) -> ProfileSession:

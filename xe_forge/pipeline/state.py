@@ -7,7 +7,7 @@ evaluator, proposers, store and progress display live in the RunContext, which i
 from __future__ import annotations
 
 import operator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -22,9 +22,10 @@ if TYPE_CHECKING:  # run-time objects only; importing them here would load DSPy 
     from xe_forge.pipeline.progress import Progress
     from xe_forge.problem.kernel import Problem
     from xe_forge.profile.session import ProfileSession
+    from xe_forge.proposers.base import CandidateSource
     from xe_forge.proposers.llm import LLMProposer
     from xe_forge.proposers.rules.proposer import RulesProposer
-    from xe_forge.stages import StageSpec
+    from xe_forge.stages import SourceName, StageSpec
     from xe_forge.store import RunStore
     from xe_forge.targets.base import Toolchain
     from xe_forge.verify.evaluate import Evaluator
@@ -83,3 +84,4 @@ class RunContext:
     kb_budget: int = 2500
     engine: str = "rules"
     profiler: ProfileSession | None = None  # `--profile`: the hooks in profile/session.py read it
+    sources: dict[SourceName, CandidateSource] = field(default_factory=dict)  # what stages/*.yaml `sources:` name

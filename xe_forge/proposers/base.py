@@ -27,7 +27,7 @@ class Proposal(BaseModel):
     entry_id: str | None = None
     rationale: str = ""
     expected_effect: str = ""
-    source: Literal["rules", "llm"] = "rules"
+    source: Literal["rules", "llm", "lower"] = "rules"
     prompt_hash: str | None = None
     defect: Defect | None = Field(None, description="set when `code` is empty: why")
 
@@ -60,3 +60,13 @@ class Proposer(Protocol):
     def next(self, request: StageRequest) -> Proposal | None: ...
 
     def reset(self) -> None: ...
+
+
+class CandidateSource(Proposer, Protocol):
+    """A proposer a stage declares by name (stages/*.yaml `sources:`): it may be unavailable here (no GPU),
+    and when it offers nothing it says why in `skip`, which the stage's note repeats."""
+
+    source: str
+    skip: str | None
+
+    def available(self) -> bool: ...
