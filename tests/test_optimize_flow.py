@@ -35,7 +35,7 @@ def run(tmp_path_factory):
 def test_optimize_example_with_relative_paths_writes_the_output(run):
     home, result, runs = run
     assert result.exit_code == 0, result.output
-    assert "improved (speed unverified)" in result.output
+    assert "verified correct, speed not measured" in result.output
     out = (home / "optimized.py").read_text()
     assert "@triton.autotune" in out and out != (home / "ex" / "kernel.py").read_text()
     assert len(runs) == 1 and (runs[0] / "output.py").read_text() == out
@@ -76,7 +76,7 @@ def test_resume_by_run_id_alone_reports_a_finished_run(run):
     home, _, runs = run
     result = CliRunner().invoke(app, ["optimize", "--resume", runs[0].name, "--run-dir", str(home / "runs")])
     assert result.exit_code == 0, result.output
-    assert "already finished" in result.output and "improved (speed unverified)" in result.output
+    assert "already finished" in result.output and "verified correct, speed not measured" in result.output
 
 
 def test_optimize_without_kernel_or_resume_is_bad_input():

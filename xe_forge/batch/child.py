@@ -29,20 +29,17 @@ def run(job: ProblemJob) -> ProblemResult:
     request = job.run
     settings = load_settings(model=request.model)
     out = ProblemResult(problem_id=job.problem.id, name=job.problem.name, run_id=job.run_id)
-    if not request.kernel:
-        if not settings.llm_configured() or request.engine == "rules":
-            return ProblemResult.failed(job.problem, job.run_id, "skipped",
-                                        "no seed kernel, and no LLM configured to port one")
+    if not request.kernel:  # no seed: TorchInductor's lowering, else the LLM (xe_forge/batch/port.py)
         from xe_forge.batch.port import port_problem
 
         if request.spec is None:  # no seed, no spec: a --variant cannot apply, the problem's own shapes do
             request = request.model_copy(update={"variant": None})
-        seed = port_problem(request, job.run_id, settings)
-        if seed is None:
-            return ProblemResult.failed(job.problem, job.run_id, "failed",
-                                        "the LLM could not port the problem to a correct Triton kernel")
-        request = request.model_copy(update={"kernel": seed})
-        out.ported = True
+        ported = port_problem(request, job.run_id, settings)
+        if ported.seed is None:
+            return ProblemResult.failed(job.problem, job.run_id, ported.status, ported.reason,
+                                        exit_code=ported.exit_code)
+        request = request.model_copy(update={"kernel": ported.seed})
+        out.ported, out.ported_by = True, ported.by
     resume = job.run_id if (Path(request.run_dir) / job.run_id / "args.json").is_file() else None
     result = optimize(request, settings, resume=resume, run_id=job.run_id, progress=Progress(quiet=True))
     report = result.report

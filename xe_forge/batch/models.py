@@ -3,10 +3,14 @@ the result it writes back."""
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, Field
 
 from xe_forge.config import RunRequest
 from xe_forge.verify.models import Timing
+
+PortedBy = Literal["lower", "llm"]  # who made the seed of a problem that had none (batch/port.py)
 
 
 class ProblemFile(BaseModel):
@@ -33,7 +37,7 @@ class BatchRequest(BaseModel):
 class ProblemJob(BaseModel):
     """What the batch parent hands one problem process: the problem, and the run to make of it.
 
-    `run.kernel` is the seed ("" when there is none: the LLM ports the problem first), `run.reference`
+    `run.kernel` is the seed ("" when there is none: batch/port.py ports the problem first), `run.reference`
     the problem file itself, `run.run_dir` the batch's runs/ directory.
     """
 
@@ -57,6 +61,7 @@ class ProblemResult(BaseModel):
     degenerate: list[str] = Field(default_factory=list)
     device: str | None = None
     ported: bool = False
+    ported_by: PortedBy | None = Field(None, description="who made the seed of a problem that had none")
     timings: dict[str, Timing] = Field(default_factory=dict, description="final kernel vs eager (and torch.compile)")
     seed_timings: dict[str, Timing] = Field(default_factory=dict, description="the seed vs eager")
     traceback: str | None = None

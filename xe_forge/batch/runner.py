@@ -27,13 +27,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 from xe_forge.batch.models import BatchRequest, ProblemFile, ProblemJob, ProblemResult
 from xe_forge.batch.store import BatchStore
 from xe_forge.errors import EnvError, InputError
+from xe_forge.pipeline.status import STATUSES
 
 if TYPE_CHECKING:
     from xe_forge.pipeline.progress import BatchProgress
 
 PROBLEM_FILE = re.compile(r"^(\d+)_(.+)\.py$")
-FINAL = ("improved", "improved (speed unverified)", "no improvement", "no measured improvement",
-         "final verification failed", "skipped", "failed", "timeout", "crashed")
+FINAL = (*STATUSES, "skipped", "failed", "timeout", "crashed")
 _LIVE: set[subprocess.Popen] = set()  # problem processes now running, killed if the batch itself is stopped
 
 

@@ -19,7 +19,7 @@ Kind = Literal["constraint", "pattern", "recipe", "config_space", "example"]
 ProblemClass = Literal["gemm", "gemm-epilogue", "reduction", "elementwise", "attention", "conv"]
 RecipeName = Literal["drop-dot-upcast", "fp64-to-fp32", "exp2-activations", "launch-options", "tile-sizes",
                      "autotune", "group-swizzle", "fuse-epilogue", "tensor-descriptors",
-                     "persistent-loop"]
+                     "persistent-loop", "conv-implicit-gemm"]
 KINDS: tuple[str, ...] = get_args(Kind)
 PROBLEM_CLASSES: tuple[str, ...] = get_args(ProblemClass)
 RECIPE_NAMES: tuple[str, ...] = get_args(RecipeName)

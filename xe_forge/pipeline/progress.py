@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from xe_forge.pipeline.analyze import Issue
     from xe_forge.pipeline.cover import CandidateRecord, StageOutcome
     from xe_forge.proposers.llm import LLMCall
+    from xe_forge.proposers.llm.profile import ModelProfile
 
 
 class Progress:
@@ -21,6 +22,8 @@ class Progress:
         self.best = 1.0
         self.verified = True
         self.tokens = 0
+        self.cost: float | None = 0.0
+        self._stage_from: tuple[int, float | None] = (0, 0.0)  # tokens and cost when the stage started
 
     def _print(self, text: str) -> None:
         if not self.quiet:
@@ -36,6 +39,7 @@ class Progress:
         self._print(f"[bold]plan[/bold]: {' -> '.join(plan) if plan else 'nothing to do'}")
 
     def stage_start(self, name: str, index: int, total: int) -> None:
+        self._stage_from = (self.tokens, self.cost)
         self._print(f"[bold cyan]stage {index}/{total}: {name}[/bold cyan]")
 
     def candidate(self, stage: str, record: CandidateRecord) -> None:
@@ -48,13 +52,33 @@ class Progress:
         if outcome.improved:
             self.best *= outcome.speedup
             self.verified = self.verified and outcome.speed_verified
-        best = f"{self.best:.3f}x" if self.verified else "speed unverified (CPU)"
-        tokens = f", {self.tokens} tokens" if self.tokens else ""
-        self._print(f"  -> {outcome.stage}: {'improved' if outcome.improved else 'kept its input'}"
-                    f"{' (' + escape(outcome.note) + ')' if outcome.note else ''}; best so far {best}{tokens}")
+        best = f"{self.best:.3f}x" if self.verified else "verified correct, speed not measured"
+        done = ("improved" if outcome.speed_verified else "changed, verified correct") if outcome.improved else \
+            "kept its input"
+        tokens, cost = self._stage_from
+        usage = "" if not self.tokens else (f"; LLM this stage {self.tokens - tokens} tokens, "
+                                            f"{_usd(self.cost, cost)}, run {self.tokens} tokens, {_usd(self.cost)}")
+        self._print(f"  -> {outcome.stage}: {done}"
+                    f"{' (' + escape(outcome.note) + ')' if outcome.note else ''}; best so far {best}{usage}")
+
+    def model(self, profile: ModelProfile) -> None:
+        temperature = "provider default" if profile.temperature is None else f"{profile.temperature:g}"
+        effort = f", reasoning effort {profile.reasoning_effort}" if profile.reasoning_effort else ""
+        self._print(f"[bold]llm[/bold]: {escape(profile.model)} ({'reasoning' if profile.reasoning else 'plain'} model; "
+                    f"temperature {temperature}, answers up to {profile.max_tokens} tokens{effort}, timeout "
+                    f"{profile.timeout:.0f} s; {profile.prices()})")
 
     def llm_call(self, call: LLMCall) -> None:
-        self.tokens += call.prompt_tokens + call.completion_tokens
+        if not call.cached:
+            self.tokens += call.prompt_tokens + call.completion_tokens
+            self.cost = None if self.cost is None or call.cost is None else self.cost + call.cost
+        if call.error:
+            then = f"; retrying in {call.retry_in:.0f} s" if call.retry_in is not None else ""
+            self._print(f"  [yellow]llm {call.purpose}[/yellow]: {escape(call.error[:300])}{then}")
+
+
+def _usd(now: float | None, before: float | None = 0.0) -> str:
+    return "cost unknown" if now is None or before is None else f"${now - before:.4f}"
 
 
 class BatchProgress:

@@ -16,24 +16,49 @@ from xe_forge.profile.models import ProfileSummary
 from xe_forge.verify.models import Finding
 
 if TYPE_CHECKING:
-    from xe_forge.pipeline.state import ForgeState, RunContext
+    from xe_forge.pipeline.state import FinalCheck, ForgeState, RunContext
 
 SPEED_UNVERIFIED = "unverified: run `xe-forge bench` on the target GPU"
+SPEED_FELL_BACK = "not applicable: the output failed the final check, so the input is returned"
 
 
-class LlmUsage(BaseModel):
-    calls: int = 0
+class Usage(BaseModel):
+    """LLM requests and what they cost; `cost_usd` is None when a price is unknown (not in LiteLLM's map)."""
+
+    calls: int = Field(0, description="HTTP requests sent plus answers replayed from the cache")
     cached: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
-    cost_usd: float = 0.0
+    cost_usd: float | None = 0.0
+
+    @classmethod
+    def of(cls, calls: list[dict]) -> Usage:
+        fresh = [c for c in calls if not c["cached"]]
+        unknown = any(c["cost"] is None for c in fresh)
+        return cls(calls=len(calls), cached=len(calls) - len(fresh),
+                   prompt_tokens=sum(c["prompt_tokens"] for c in calls),
+                   completion_tokens=sum(c["completion_tokens"] for c in calls),
+                   cost_usd=None if unknown else round(sum(c["cost"] or 0.0 for c in fresh), 6))
+
+    def render(self) -> str:
+        cost = "cost unknown (not in LiteLLM's cost map)" if self.cost_usd is None else f"${self.cost_usd:.4f}"
+        return (f"{self.calls} calls ({self.cached} replayed from cache), "
+                f"{self.prompt_tokens}+{self.completion_tokens} tokens, {cost}")
+
+
+class LlmUsage(Usage):
     errors: list[str] = Field(default_factory=list)
+    by_stage: dict[str, Usage] = Field(default_factory=dict, description="'run' for analysis and planning")
+    budget: str | None = None
+    stopped: str | None = Field(None, description="why the remaining stages were skipped")
 
 
 class FinalSummary(BaseModel):
     passed: bool | None = None
     changed: bool | None = None
     fell_back: bool | None = None
+    fell_back_to: str | None = None
+    failure: str = ""
     findings: list[Finding] = Field(default_factory=list)
     unseen: list[str] = Field(default_factory=list, description="the unseen variants checked")
 
@@ -61,13 +86,13 @@ class RunReport(BaseModel):
     degenerate_reference: list[str] = Field(default_factory=list)
     llm: LlmUsage = Field(default_factory=LlmUsage)
     profile: ProfileSummary | None = Field(None, description="`--profile` runs: each kernel's limiter, steering")
+    not_run: list[str] = Field(default_factory=list, description="planned stages skipped (budget spent)")
 
 
 def build_report(state: ForgeState, ctx: RunContext, status: str) -> RunReport:
     final = state.final
     verdict = final.verdict if final else None
     timing = verdict.timing if verdict else None
-    changed = bool(final and final.changed)
     calls = ctx.store.llm_calls(ctx.run_id)
     baseline = state.baseline.correctness if state.baseline else []
     problem = ctx.problem
@@ -80,19 +105,33 @@ def build_report(state: ForgeState, ctx: RunContext, status: str) -> RunReport:
         variant=problem.variant, plan=state.plan, issues=state.issues, stages=[o.report() for o in state.outcomes],
         final=FinalSummary(passed=verdict.passed if verdict else None, changed=final.changed if final else None,
                            fell_back=final.fell_back if final else None,
+                           fell_back_to=final.fell_back_to if final else None, failure=final.failure if final else "",
                            findings=verdict.findings if verdict else [],
                            unseen=[r.variant for r in verdict.correctness[1:]] if verdict else []),
         speedup=timing.speedup if timing else None,
-        speed=(f"{timing.speedup:.3f}x vs input (margin {timing.margin:.1%})" if timing else
-               (SPEED_UNVERIFIED if changed else "not measured (CPU)")),
+        speed=_speed(final),
         degenerate_reference=sorted({f for r in baseline for f in r.degenerate}),
-        llm=LlmUsage(calls=len(calls), cached=sum(c["cached"] for c in calls),
-                     prompt_tokens=sum(c["prompt_tokens"] for c in calls),
-                     completion_tokens=sum(c["completion_tokens"] for c in calls),
-                     cost_usd=round(sum(c["cost"] or 0 for c in calls), 6),
-                     errors=[c["error"] for c in calls if c["error"]][:10]),
+        llm=_llm_usage(calls, ctx, state.stopped),
+        not_run=[s for s in state.plan if s not in state.done] if state.stopped else [],
         profile=ctx.profiler.summary(state.code) if ctx.profiler else None,
     )
+
+
+def _speed(final: FinalCheck | None) -> str:
+    timing = final.verdict.timing if final else None
+    if final is not None and final.fell_back_to == "input":
+        return SPEED_FELL_BACK
+    if timing is not None:
+        return f"{timing.speedup:.3f}x vs input (margin {timing.margin:.1%})"
+    return SPEED_UNVERIFIED if final is not None and final.changed else "not measured (CPU)"
+
+
+def _llm_usage(calls: list[dict], ctx: RunContext, stopped: str | None) -> LlmUsage:
+    stages = sorted({c["stage"] or "run" for c in calls}, key=lambda s: (s != "run", s))
+    budget = ctx.llm.client.budget if ctx.llm is not None else None
+    return LlmUsage(**Usage.of(calls).model_dump(), errors=[c["error"] for c in calls if c["error"]][:10],
+                    by_stage={s: Usage.of([c for c in calls if (c["stage"] or "run") == s]) for s in stages},
+                    budget=budget.render() if budget else None, stopped=stopped)
 
 
 def waterfall_png(stages: list[StageReport]) -> bytes | None:
@@ -125,14 +164,20 @@ def render_markdown(report: RunReport) -> str:
              f"- speed: {r.speed}", f"- plan: {', '.join(r.plan) or 'nothing to do'}"]
     if r.degenerate_reference:
         lines.append(f"- **degenerate reference**: {'; '.join(r.degenerate_reference)}")
+    if r.final.fell_back:
+        lines.append(f"- **the last stage's kernel failed the final check** ({_one_line(r.final.failure)[:300]}); "
+                     f"the result is {'the input' if r.final.fell_back_to == 'input' else 'the kernel of stage ' + str(r.final.fell_back_to)}")
     if r.llm.calls:
-        lines.append(f"- LLM: {r.llm.calls} calls ({r.llm.cached} replayed from cache), "
-                     f"{r.llm.prompt_tokens}+{r.llm.completion_tokens} tokens, ${r.llm.cost_usd}")
-    lines += ["", "## Stages", "", "| stage | result | speedup | candidates | note |", "|---|---|---|---|---|"]
+        lines.append(f"- LLM: {r.llm.render()}" + (f"; budget {r.llm.budget}" if r.llm.budget else ""))
+    if r.not_run:
+        lines.append(f"- **stopped early** ({r.llm.stopped}): not run: {', '.join(r.not_run)}")
+    lines += ["", "## Stages", "", "| stage | result | speedup | candidates | LLM | note |", "|---|---|---|---|---|---|"]
     for s in r.stages:
-        speed = f"{s.speedup:.3f}x" if s.speed_verified else ("unverified" if s.improved else "-")
-        lines.append(f"| {s.stage} | {'improved' if s.improved else 'kept input'} | {speed} | "
-                     f"{len(s.candidates)} | {_one_line(s.note)} |")
+        speed = f"{s.speedup:.3f}x" if s.speed_verified else ("not measured" if s.improved else "-")
+        result = ("improved" if s.speed_verified else "changed, verified correct") if s.improved else "kept input"
+        usage = r.llm.by_stage.get(s.stage)
+        lines.append(f"| {s.stage} | {result} | {speed} | {len(s.candidates)} | {usage.render() if usage else '-'} | "
+                     f"{_one_line(s.note)} |")
     lines += ["", "## Candidates", ""]
     for s in r.stages:
         for c in s.candidates:

@@ -15,6 +15,7 @@ from xe_forge.proposers.rules import (  # noqa: F401  (each module registers its
     activations,
     autotune,
     block_io,
+    conv,
     dtype,
     launch_options,
     persistent,
@@ -36,6 +37,7 @@ DEFAULT_EFFECTS = {
     "fuse-epilogue": "the GEMM output never round-trips through memory: the epilogue runs on the accumulator",
     "persistent-loop": "one program per core loops over the tiles: no per-tile launch cost and no idle tail wave",
     "tensor-descriptors": "TMA (Hopper) and 2D block loads (Intel Xe) move whole tiles instead of gathering pointers",
+    "conv-implicit-gemm": "the convolution runs as a Triton implicit GEMM on the matrix engine, bias fused",
 }
 
 
