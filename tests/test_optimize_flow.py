@@ -35,7 +35,8 @@ def run(tmp_path_factory):
 def test_optimize_example_with_relative_paths_writes_the_output(run):
     home, result, runs = run
     assert result.exit_code == 0, result.output
-    assert "improved (speed unverified)" in result.output
+    assert "improved, speed not measured" in result.output
+    assert "1.000x" not in result.output and "best so far: improved, speed not measured (CPU)" in result.output
     out = (home / "optimized.py").read_text()
     assert "@triton.autotune" in out and out != (home / "ex" / "kernel.py").read_text()
     assert len(runs) == 1 and (runs[0] / "output.py").read_text() == out
@@ -44,10 +45,15 @@ def test_optimize_example_with_relative_paths_writes_the_output(run):
 def test_reports_say_speed_is_unverified_on_the_cpu(run):
     _, _, runs = run
     report = json.loads((runs[0] / "report.json").read_text())
-    assert report["device"] == "cpu" and report["speed"].startswith("unverified")
+    assert report["device"] == "cpu" and report["speed"].startswith("not measured") and report["speedup"] is None
+    assert report["status"] == "improved (speed unverified)" and report["headline"] == "improved, speed not measured"
     assert [s["stage"] for s in report["stages"] if s["improved"]] == ["dtype", "persistent", "device_tuning",
                                                                        "autotuning"]
-    assert "unverified" in (runs[0] / "report.md").read_text()
+    assert all(s["speedup"] is None and not s["speed_verified"] for s in report["stages"])  # no number unmeasured
+    assert [s["check"] for s in report["not_checked"]] == ["speed"]
+    md = (runs[0] / "report.md").read_text()
+    assert "## Not checked" in md and "**speed not measured**" in md
+    assert "| unseen[0] BATCH=7 | yes | pass | 1/1 |" in md  # the unseen shapes' results
     assert (runs[0] / "report.html").read_text().startswith("<!doctype html>")
 
 
@@ -76,7 +82,7 @@ def test_resume_by_run_id_alone_reports_a_finished_run(run):
     home, _, runs = run
     result = CliRunner().invoke(app, ["optimize", "--resume", runs[0].name, "--run-dir", str(home / "runs")])
     assert result.exit_code == 0, result.output
-    assert "already finished" in result.output and "improved (speed unverified)" in result.output
+    assert "already finished" in result.output and "improved, speed not measured" in result.output
 
 
 def test_optimize_without_kernel_or_resume_is_bad_input():

@@ -35,7 +35,9 @@ class RunOptions(BaseModel):
     engine: Engine = Field("auto", description="auto: llm when a model is configured, else rules")
     model: str | None = Field(None, description="LiteLLM model id")
     max_iters: int = Field(4, ge=0, description="CoVeR iterations per stage")
-    timeout: float = Field(300.0, gt=0, description="seconds before one candidate evaluation is killed")
+    # a compile-and-run at spec shapes takes seconds (5-10 s for a check of an example under the CPU
+    # interpreter): 120 s ends a hang soon, with room for autotuning's compiles on a GPU
+    timeout: float = Field(120.0, gt=0, description="seconds before one candidate evaluation is killed")
     trials: int = Field(3, ge=1, description="random-input correctness trials per shape")
     run_dir: Path = Field(Path("runs"), description="where run directories are created")
     profile: bool = Field(False, description="profile the kernel before each stage (ncu / VTune); the limiter "

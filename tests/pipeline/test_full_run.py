@@ -47,7 +47,7 @@ def test_nine_stages_on_example_12(fake_llm, tmp_path, monkeypatch, worker_envir
     fusion = next(s for s in data["stages"] if s["stage"] == "fusion")
     assert fusion["improved"] and fusion["candidates"][-1]["source"] == "llm"
     assert data["final"]["passed"] and data["final"]["changed"] and data["final"]["unseen"]
-    assert "speed: unverified" in md and "| fusion | improved |" in md
+    assert "speed: not measured" in md and "| fusion | improved | not measured |" in md
     html = (run_dir / "report.html").read_text()
     assert html.startswith("<!doctype html>") and data["run_id"] in html
     assert "_linear_leaky_relu_kernel" in (run_dir / "output.py").read_text()

@@ -10,9 +10,14 @@ from xe_forge.verify.models import Timing
 
 
 class ProblemFile(BaseModel):
+    """A problem: its reference (`path`); in the examples layout (a folder per problem) also its own seed
+    kernel and spec, which then win over --seeds."""
+
     id: int
     name: str
     path: str
+    seed: str | None = None
+    spec: str | None = None
 
 
 class BatchRequest(BaseModel):

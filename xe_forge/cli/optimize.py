@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from xe_forge.cli.common import (
     DeviceOpt,
@@ -25,6 +26,7 @@ from xe_forge.cli.common import (
     run_command,
     settings_from_flags,
 )
+from xe_forge.cli.render import skipped_lines
 
 
 def optimize(
@@ -68,13 +70,16 @@ def optimize(
         result = run_optimize(request, settings, resume=resume, output=output, progress=Progress(quiet=as_json))
         if as_json:
             console.print_json(result.model_dump_json())
-        else:
-            console.print(f"[bold]{result.status}[/bold]: {result.report.speed}")
-            console.print(f"run {result.run_id}: {result.run_dir}/report.md, report.html, output.py")
-            if result.report.warning:
-                console.print(f"[yellow]warning:[/yellow] {result.report.warning}")
-            if output and result.exit_code == 0:
-                console.print(f"best verified kernel written to {output}")
+            return result.exit_code
+        report = result.report
+        console.print(f"[bold]{escape(report.headline or result.status)}[/bold]", highlight=False)
+        for line in report.speed_lines():
+            console.print(f"  speed: {escape(line)}", highlight=False)
+        for line in skipped_lines([s for s in report.not_checked if s.check != "speed"]):  # said just above
+            console.print(f"  {line}", highlight=False)
+        console.print(f"run {result.run_id}: {result.run_dir}/report.md, report.html, output.py", highlight=False)
+        if output and result.exit_code == 0:
+            console.print(f"best verified kernel written to {output}", highlight=False)
         return result.exit_code
 
     raise typer.Exit(code=run_command(go))

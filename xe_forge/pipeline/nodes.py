@@ -12,13 +12,14 @@ from langgraph.runtime import Runtime
 from xe_forge.errors import InputError
 from xe_forge.pipeline.analyze import Issue, analyze_source, stages_with_issues
 from xe_forge.pipeline.cover import CandidateRecord, recorder, run_stage
+from xe_forge.pipeline.progress import RAISE_TIMEOUT
 from xe_forge.pipeline.state import FinalCheck, ForgeState, RunContext
 from xe_forge.problem.roofline import problem_facts
 from xe_forge.profile import session as profile_hooks
 from xe_forge.prompting import render
 from xe_forge.proposers.base import Proposal, Proposer, StageRequest
 from xe_forge.stages import StageSpec, order_with_dependencies
-from xe_forge.verify.models import Verdict
+from xe_forge.verify.models import Timing, Verdict
 
 Update = dict[str, object]  # a node returns only the ForgeState fields it changes
 
@@ -30,8 +31,10 @@ def baseline_node(state: ForgeState, runtime: Runtime[RunContext]) -> Update:
     verdict = ctx.evaluator.evaluate(state.input_code, ctx.problem, allow_torch=ctx.allowance, name="input")
     if not verdict.passed:
         reasons = "; ".join(f.render() for f in verdict.findings[:3]) or verdict.summary()
+        timed_out = any(f.check == "worker" and "timed out" in f.message for f in verdict.findings)
         raise InputError(f"the input kernel fails against its reference: {reasons}",
-                         hint="xe-forge optimizes correct kernels; `xe-forge check` shows the full verdict")
+                         hint=f"its check was killed at {ctx.evaluator.timeout:g} s: {RAISE_TIMEOUT}" if timed_out
+                         else "xe-forge optimizes correct kernels; `xe-forge check` shows the full verdict")
     profile_hooks.on_input(ctx, state.input_code)
     return {"baseline": verdict}
 
@@ -123,16 +126,36 @@ def _knowledge(ctx: RunContext, spec: StageSpec, issues: list[Issue]) -> str:
 
 
 def final_verify_node(state: ForgeState, runtime: Runtime[RunContext]) -> Update:
-    """Unseen shapes and a final interleaved timing of input vs output; a failure falls back to the input."""
+    """Unseen shapes and a final interleaved timing of input vs output; a failure falls back to the input.
+
+    On a GPU the output is also timed against eager PyTorch and torch.compile: "is it faster than what
+    I had in PyTorch?" is a user's first question."""
     ctx = runtime.context
-    ctx.progress.phase("final_verify", "unseen shapes and final timing")
+    ctx.progress.phase("final_verify", "unseen shapes" + (" and final timing" if ctx.evaluator.measures_speed else ""))
     changed = state.code != state.input_code
     verdict = ctx.evaluator.evaluate(state.code, ctx.problem, allow_torch=ctx.allowance, unseen=True,
                                      baseline_source=state.input_code if changed else None, name="final")
     if not verdict.passed and changed:
         return {"final": FinalCheck(verdict=verdict, changed=changed, fell_back=True), "code": state.input_code,
                 "status": "final verification failed"}
-    return {"final": FinalCheck(verdict=verdict, changed=changed)}
+    versus, note = _versus_pytorch(ctx, state.code) if verdict.passed else ({}, "")
+    return {"final": FinalCheck(verdict=verdict, changed=changed, versus=versus, versus_note=note)}
+
+
+def _versus_pytorch(ctx: RunContext, code: str) -> tuple[dict[str, Timing], str]:
+    """The output against eager PyTorch and torch.compile (eager alone if compiling fails); GPU only."""
+    if not ctx.evaluator.measures_speed or ctx.problem.reference_is_self:
+        return {}, ""
+    ctx.progress.phase("final_verify", "timing the output against eager PyTorch and torch.compile")
+    reasons = []
+    for compile_too in (True, False):
+        verdict = ctx.evaluator.evaluate(code, ctx.problem, allow_torch=ctx.allowance, time_it=True, full=False,
+                                         compile_baseline=compile_too, name="final_vs_pytorch")
+        if verdict.passed and verdict.timings:
+            note = "" if compile_too else f"torch.compile could not be timed: {reasons[0]}"
+            return dict(verdict.timings), note
+        reasons.append(verdict.summary()[:300])
+    return {}, f"timing against PyTorch failed: {reasons[-1]}"
 
 
 def report_node(state: ForgeState, runtime: Runtime[RunContext]) -> Update:

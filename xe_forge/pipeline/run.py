@@ -19,7 +19,7 @@ from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel
 
 from xe_forge.config import RunRequest, Settings
-from xe_forge.errors import EnvError, InputError
+from xe_forge.errors import EnvError, ForgeError, InputError
 from xe_forge.kb import load_kb
 from xe_forge.pipeline.progress import Progress
 from xe_forge.pipeline.report import RunReport
@@ -87,16 +87,23 @@ def optimize(request: RunRequest, settings: Settings, *, resume: str | None = No
     store = RunStore(run_dir / "store.sqlite")
     store.start_run(run_id, str(problem.kernel.path), request.model_dump(mode="json"))
     progress.phase("run", f"{run_id} in {run_dir} (engine: {engine})")
-    evaluator = Evaluator(request.device, request.target, timeout=request.timeout, trials=request.trials,
-                          workdir=run_dir / "candidates", kb=load_kb([Path(d) for d in request.kb_dirs]))
-    for warning in evaluator.warnings_for(problem):
-        progress.phase("warning", warning)
+    progress.timeout = request.timeout
+    evaluator = None
     try:
+        evaluator = Evaluator(request.device, request.target, timeout=request.timeout, trials=request.trials,
+                              workdir=run_dir / "candidates", kb=load_kb([Path(d) for d in request.kb_dirs]))
+        for warning in evaluator.warnings_for(problem):
+            progress.phase("warning", warning)
         ctx = _context(run_id, run_dir, problem, evaluator, settings, engine, store, progress, lm,
                        max_iters=request.max_iters, only_stages=only, profile=request.profile)
         state = _drive(ctx, problem.kernel.source, resume=bool(resume))
+    except BaseException as err:  # a run directory never ends without a report saying why
+        _write_failure(run_dir, run_id, problem, evaluator, engine, err, store)
+        raise
     finally:
-        evaluator.close()
+        progress.close()
+        if evaluator is not None:
+            evaluator.close()
     report = RunReport.model_validate_json((run_dir / "report.json").read_text())
     status = state.status or report.status
     code = 0 if status.startswith("improved") else 1
@@ -105,6 +112,22 @@ def optimize(request: RunRequest, settings: Settings, *, resume: str | None = No
     if output is not None and code == 0:
         output.write_text(state.code)
     return OptimizeResult(run_id=run_id, run_dir=str(run_dir), status=status, exit_code=code, report=report)
+
+
+def _write_failure(run_dir: Path, run_id: str, problem: Problem, evaluator: Evaluator | None, engine: str,
+                   err: BaseException, store: RunStore) -> None:
+    """report.json/md/html of a run that stopped early; the store records the same status."""
+    from xe_forge.pipeline.report import failure_report, write_report_files
+
+    report = failure_report(run_id, str(problem.kernel.path), err, reference=str(problem.reference.path),
+                            reference_is_self=problem.reference_is_self, engine=engine,
+                            device=evaluator.device.kind if evaluator else "unknown",
+                            target=evaluator.target if evaluator else "unknown")
+    write_report_files(run_dir, report, input_code=problem.kernel.source)
+    store.finish_run(run_id, report.status, report.model_dump(mode="json"))
+    store.close()
+    if isinstance(err, ForgeError):
+        err.hint = "; ".join(filter(None, [err.hint, f"failure report: {run_dir / 'report.md'}"]))
 
 
 def _context(run_id: str, run_dir: Path, problem: Problem, evaluator: Evaluator, settings: Settings, engine: str,

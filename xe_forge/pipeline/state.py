@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 
 from xe_forge.pipeline.analyze import Issue
 from xe_forge.pipeline.cover import StageOutcome
-from xe_forge.verify.models import Verdict
+from xe_forge.verify.models import Timing, Verdict
 
 if TYPE_CHECKING:  # run-time objects only; importing them here would load DSPy and the KB for every import
     from xe_forge.kb.loader import KnowledgeBase
@@ -36,6 +36,9 @@ class FinalCheck(BaseModel):
     verdict: Verdict
     changed: bool = Field(description="the output differs from the input")
     fell_back: bool = Field(False, description="the output failed, so the input is the result")
+    versus: dict[str, Timing] = Field(default_factory=dict, description="the output vs eager PyTorch and "
+                                      "torch.compile, timed interleaved (GPU)")
+    versus_note: str = Field("", description="why the output was not timed against PyTorch, where it was tried")
 
 
 class ForgeState(BaseModel):
