@@ -12,7 +12,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from xe_forge.errors import InputError
-from xe_forge.problem.spec import Spec, Variant, load_spec
+from xe_forge.problem.spec import Spec, SpecError, Variant, load_spec
 
 MODEL_CLASSES = ("ModelNew", "Model")
 REQUIRED_FUNCTIONS = ("get_inputs", "get_init_inputs")
@@ -127,7 +127,7 @@ def load_problem(kernel: Path | str, reference: Path | str | None = None, spec: 
     if parsed is not None:
         parsed.variant(variant)  # raises a clear error for an unknown variant name
     elif variant is not None:
-        raise InputError(f"--variant {variant} needs a spec file (--spec), and none was found beside {kernel_path}")
+        raise SpecError(f"--variant {variant} needs a spec file (--spec), and none was found beside {kernel_path}")
     return Problem(kernel=kernel_src, reference=ref_src, reference_is_self=is_self, spec=parsed,
                    variant=parsed.variant_name(variant) if parsed else None)
 
