@@ -37,7 +37,8 @@ def verdict_table(verdict: Verdict, title: str) -> Table:
     for name, t in verdict.timings.items():
         table.add_row(f"speed vs {name}", "[green]faster[/green]" if t.faster else "not faster", timing_line(t))
     if not verdict.speed_measured:
-        table.add_row("speed", "[yellow]not measured[/yellow]", verdict.speed_note or "timing was not requested")
+        note = verdict.speed_note.removeprefix("speed not measured: ")  # the result column says it already
+        table.add_row("speed", "[yellow]not measured[/yellow]", note or "timing was not requested")
     return table
 
 
