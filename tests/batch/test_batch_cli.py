@@ -56,5 +56,6 @@ def test_batch_runs_on_the_bundled_examples_layout(offline_env, tmp_path: Path):
     assert result.exit_code == 0, result.output
     row = json.loads(result.stdout)["per_problem"][0]
     assert row["name"] == "76_Gemm_Add_ReLU" and row["correct"], row
+    assert row["not_checked"] == ["speed not measured"]  # from the problem's own run report
     html = (tmp_path / "out" / "report.html").read_text()
     assert f'href="runs/{row["run_id"]}/report.html"' in html

@@ -59,6 +59,7 @@ class ProblemResult(BaseModel):
     exit_code: int | None = Field(None, description="the optimize run's exit code; 3: environment, retried on --resume")
     correct: bool = False
     degenerate: list[str] = Field(default_factory=list)
+    not_checked: list[str] = Field(default_factory=list, description="checks the run did not run (its report)")
     device: str | None = None
     ported: bool = False
     timings: dict[str, Timing] = Field(default_factory=dict, description="final kernel vs eager (and torch.compile)")

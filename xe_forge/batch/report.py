@@ -67,7 +67,8 @@ def summarize(results: list[dict[str, Any]], *, wall_seconds: float = 0.0, worke
                          "run_id": r.get("run_id"),
                          "correct": bool(r.get("correct")), "speedup_vs_eager": _speedup(r, "eager"),
                          "speedup_vs_compile": _speedup(r, "torch.compile"), "worker": r.get("worker"),
-                         "attempts": r.get("attempts"), "degenerate": r.get("degenerate", [])} for r in results],
+                         "attempts": r.get("attempts"), "degenerate": r.get("degenerate", []),
+                         "not_checked": r.get("not_checked", [])} for r in results],
     }
 
 
@@ -131,14 +132,14 @@ def _speed_cell(r: dict[str, Any], key: str) -> str:
 
 def render_markdown(summary: dict[str, Any]) -> str:
     lines = ["# xe-forge batch", ""] + [f"- {line}" for line in headline_lines(summary)] + [
-        "", "| id | problem | status | correct | vs eager | vs compile | worker | degenerate | reason |",
-        "|---|---|---|---|---|---|---|---|---|"]
+        "", "| id | problem | status | correct | vs eager | vs compile | worker | degenerate | not checked | reason |",
+        "|---|---|---|---|---|---|---|---|---|---|"]
     for r in summary["per_problem"]:
         reason = " ".join(r["reason"][:120].replace("|", "/").split())
         worker = "-" if r["worker"] is None else r["worker"]
         lines.append(f"| {r['id']} | {r['name']} | {r['status'] or 'not started'} | {'yes' if r['correct'] else 'no'} | "
                      f"{_speed_cell(r, 'speedup_vs_eager')} | {_speed_cell(r, 'speedup_vs_compile')} | {worker} | "
-                     f"{'; '.join(r['degenerate'])} | {reason} |")
+                     f"{'; '.join(r['degenerate'])} | {', '.join(r['not_checked'])} | {reason} |")
     return "\n".join(lines) + "\n"
 
 

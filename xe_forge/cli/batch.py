@@ -56,7 +56,8 @@ def batch(
                                                              "(stage, prompt hash, code, verdict) as JSONL.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Optimize many KernelBench-format problems: resumable, one worker per GPU, fast_p report."""
+    """Optimize many problems (KernelBench files, or folders as in examples/): resumable, one worker per GPU,
+    fast_p report."""
     from xe_forge.batch.models import BatchRequest
     from xe_forge.batch.report import export_trajectories as export
     from xe_forge.batch.report import render_markdown

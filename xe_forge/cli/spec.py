@@ -48,7 +48,7 @@ def init(
         console.print(f"wrote {done.path}", highlight=False, markup=False)
         console.print(f"  dims: {', '.join(f'{d}={v} (from {p.constants[d]})' for d, v in p.dims.items()) or 'none'}",
                       highlight=False, markup=False)
-        console.print(f"  ci: {p.ci or 'the file sizes'}; unseen: {p.unseen or 'none'}; "
+        console.print(f"  ci: {_dims(p.ci)}; unseen: {'; '.join(map(_dims, p.unseen)) or 'none'}; "
                       f"flop: {p.flop or ('counted per variant' if p.flop_ci else 'none')}", highlight=False,
                       markup=False)
         if p.ci_error:
@@ -59,3 +59,7 @@ def init(
         return 1 if p.ci_error else 0
 
     raise typer.Exit(code=run_command(go))
+
+
+def _dims(dims: dict[str, int]) -> str:
+    return ", ".join(f"{d}={v}" for d, v in dims.items()) or "none"

@@ -352,7 +352,7 @@ def scaled(result: ProbeResult, shift: int) -> dict[str, int]:
     out = {}
     for d, v in result.dims.items():
         geometry = _tokens(result.constants[d]) & GEOMETRY_TOKENS
-        out[d] = v >> shift if v > 8 and not geometry and v % (1 << shift) == 0 and v >> shift >= 2 else v
+        out[d] = max(1, v >> shift) if v > 8 and not geometry else v
     return out
 
 
@@ -364,8 +364,8 @@ def candidates(result: ProbeResult, batch_like: set[str]) -> tuple[dict[str, lis
     levels = max((len(x) for x in ladders.values()), default=1)
     tries = [{d: x[min(k, len(x) - 1)] for d, x in ladders.items()} for k in range(levels)]
     top = max(result.dims.values(), default=1)
-    shift = max(0, top.bit_length() - 8)  # the largest size near 128
-    tries += [scaled(result, s) for s in range(shift, max(0, shift - SCALINGS), -1)]
+    shift = max(1, top.bit_length() - 7)  # the largest size in [64, 128), then smaller, then larger
+    tries += [scaled(result, s) for s in (shift, shift + 1, shift - 1, shift + 2)[:SCALINGS] if s >= 1]
     unique: list[dict[str, int]] = []
     for t in tries:
         if t not in unique and t != result.dims:  # the file's own sizes: too slow for the interpreter
