@@ -8,6 +8,7 @@ every answer already paid for.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import sqlite3
 import time
@@ -98,7 +99,8 @@ def optimize(request: RunRequest, settings: Settings, *, resume: str | None = No
                        max_iters=request.max_iters, only_stages=only, profile=request.profile)
         state = _drive(ctx, problem.kernel.source, resume=bool(resume))
     except BaseException as err:  # a run directory never ends without a report saying why
-        _write_failure(run_dir, run_id, problem, evaluator, engine, err, store)
+        with contextlib.suppress(Exception):  # the run's own error is the one to report
+            _write_failure(run_dir, run_id, problem, evaluator, engine, err, store)
         raise
     finally:
         progress.close()

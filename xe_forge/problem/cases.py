@@ -16,7 +16,7 @@ from pydantic import BaseModel
 
 from xe_forge.errors import InputError
 from xe_forge.problem.kernel import MODEL_CLASSES
-from xe_forge.problem.spec import Spec, SpecError, Variant, init_args, input_shapes
+from xe_forge.problem.spec import Spec, Variant, init_args, input_shapes
 
 _counter = itertools.count()
 
@@ -92,7 +92,7 @@ def _inputs_from_module(module: ModuleType, seed: int, batch_size: int | None) -
     saved = getattr(module, "batch_size", None)
     if batch_size is not None:
         if saved is None:
-            raise SpecError(f"{module.__file__} has no module-level `batch_size` to derive unseen shapes from",
+            raise InputError(f"{module.__file__} has no module-level `batch_size` to derive unseen shapes from",
                              hint="give a spec with `unseen:` variants, or pass --no-unseen")
         module.batch_size = batch_size
     try:
