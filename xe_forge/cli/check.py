@@ -129,6 +129,9 @@ def check_command(candidate: Path, *, reference: Path | None, spec: Path | None,
         return 0 if verdict.passed else 1
     for warning in warnings:
         console.print(f"[yellow]warning:[/yellow] {escape(warning)}", highlight=False)
+    if problem.spec is None:
+        console.print(f"hint: `xe-forge spec init {candidate}` writes a spec: small `ci` shapes, unseen shapes "
+                      "(docs/SPEC.md)", highlight=False, markup=False)
     console.print(verdict_table(verdict, f"xe-forge check {candidate} ({ev.device.kind}, {ev.target})"))
     console.print(verdict_line(verdict), highlight=False)
     for line in skipped_lines(skipped):

@@ -95,6 +95,8 @@ def optimize(request: RunRequest, settings: Settings, *, resume: str | None = No
                               workdir=run_dir / "candidates", kb=load_kb([Path(d) for d in request.kb_dirs]))
         for warning in evaluator.warnings_for(problem):
             progress.phase("warning", warning)
+        if problem.spec is None:
+            progress.phase("hint", f"`xe-forge spec init {problem.kernel.path}` writes a spec (docs/SPEC.md)")
         ctx = _context(run_id, run_dir, problem, evaluator, settings, engine, store, progress, lm,
                        max_iters=request.max_iters, only_stages=only, profile=request.profile)
         state = _drive(ctx, problem.kernel.source, resume=bool(resume))
