@@ -17,8 +17,9 @@ from xe_forge.cli.app import app
 from xe_forge.errors import InputError
 from xe_forge.problem.constants import module_constants, rewrite_constants
 from xe_forge.problem.spec import load_spec
+from xe_forge.problem.spec_bind import fit_many, fit_one
 from xe_forge.problem.spec_init import init_spec, render_yaml
-from xe_forge.problem.spec_probe import InitFact, InputFact, ProbeResult, _fit_many, _fit_one, ladder
+from xe_forge.problem.spec_probe import InitFact, InputFact, ProbeResult, ladder
 
 REPO = Path(__file__).resolve().parents[2]
 KB = Path(__file__).parent / "fixtures" / "kb"
@@ -49,14 +50,14 @@ def test_module_constants_follow_what_get_inputs_uses():
     ([64, 1100, 2100], [7, 7, 8], None),
 ])
 def test_one_constant_sizes_become_expressions(xs, ns, expr):
-    assert _fit_one("C", xs, ns) == expr
+    assert fit_one("C", xs, ns) == expr
 
 
 def test_sizes_of_several_constants_are_products_or_sums():
     base = {"A": 4, "B": 6}
-    assert _fit_many(["A", "B"], base, {"A": (1000, 6000), "B": (900, 3600)}, 24) == "A*B"
-    assert _fit_many(["A", "B"], base, {"A": (1000, 1006), "B": (900, 904)}, 10) == "A+B"
-    assert _fit_many(["A", "B"], base, {"A": (1000, 7), "B": (900, 7)}, 24) is None
+    assert fit_many(["A", "B"], base, {"A": (1000, 6000), "B": (900, 3600)}, 24) == "A*B"
+    assert fit_many(["A", "B"], base, {"A": (1000, 1006), "B": (900, 904)}, 10) == "A+B"
+    assert fit_many(["A", "B"], base, {"A": (1000, 7), "B": (900, 7)}, 24) is None
 
 
 def test_the_ci_ladder_starts_odd_and_never_exceeds_the_file():
