@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.markup import escape
 from rich.table import Table
 
-from xe_forge.pipeline.coverage import Skipped, unseen_shapes
+from xe_forge.pipeline.coverage import Skipped, timed_out, unseen_shapes
 from xe_forge.pipeline.progress import RAISE_TIMEOUT
 from xe_forge.verify.models import Timing, TrialResult, Verdict
 
@@ -66,10 +66,6 @@ def verdict_line(verdict: Verdict) -> str:
 
 def skipped_lines(skipped: list[Skipped]) -> list[str]:
     return [f"[yellow]not checked:[/yellow] {escape(s.render())}" for s in skipped]
-
-
-def timed_out(verdict: Verdict) -> bool:
-    return any(f.check == "worker" and "timed out" in f.message for f in verdict.findings)
 
 
 def timeout_hint(verdict: Verdict, timeout: float) -> str | None:

@@ -58,6 +58,11 @@ def skipped_checks(verdict: Verdict | None, problem: Problem, *, unseen_requeste
     return out
 
 
+def timed_out(verdict: Verdict) -> bool:
+    """The evaluation was killed at its --timeout (a hang, or a kernel slower than the limit allows)."""
+    return any(f.check == "worker" and "timed out" in f.message for f in verdict.findings)
+
+
 def headline(status: str, skipped: list[Skipped]) -> str:
     """The status with what was not checked: 'improved, speed not measured, unseen shapes not checked'."""
     base = status.removesuffix(" (speed unverified)")

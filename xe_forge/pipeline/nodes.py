@@ -12,6 +12,7 @@ from langgraph.runtime import Runtime
 from xe_forge.errors import InputError
 from xe_forge.pipeline.analyze import Issue, analyze_source, stages_with_issues
 from xe_forge.pipeline.cover import CandidateRecord, recorder, run_stage
+from xe_forge.pipeline.coverage import timed_out
 from xe_forge.pipeline.progress import RAISE_TIMEOUT
 from xe_forge.pipeline.state import FinalCheck, ForgeState, RunContext
 from xe_forge.problem.roofline import problem_facts
@@ -31,10 +32,9 @@ def baseline_node(state: ForgeState, runtime: Runtime[RunContext]) -> Update:
     verdict = ctx.evaluator.evaluate(state.input_code, ctx.problem, allow_torch=ctx.allowance, name="input")
     if not verdict.passed:
         reasons = "; ".join(f.render() for f in verdict.findings[:3]) or verdict.summary()
-        timed_out = any(f.check == "worker" and "timed out" in f.message for f in verdict.findings)
         raise InputError(f"the input kernel fails against its reference: {reasons}",
-                         hint=f"its check was killed at {ctx.evaluator.timeout:g} s: {RAISE_TIMEOUT}" if timed_out
-                         else "xe-forge optimizes correct kernels; `xe-forge check` shows the full verdict")
+                         hint=f"its check was killed at {ctx.evaluator.timeout:g} s: {RAISE_TIMEOUT}"
+                         if timed_out(verdict) else "xe-forge optimizes correct kernels; `xe-forge check` shows the full verdict")
     profile_hooks.on_input(ctx, state.input_code)
     return {"baseline": verdict}
 
