@@ -194,3 +194,15 @@ def test_the_caching_hint_only_where_fresh_inputs_passed(tmp_path):
     result = CliRunner().invoke(app, ["check", str(wrong), *args])
     assert result.exit_code == 1 and "FAILED" in result.output, result.output
     assert "cached on input identity" not in result.output
+
+
+def test_a_check_killed_at_the_timeout_says_how_to_raise_it():
+    from tests.verify.helpers import FIXTURES
+
+    linear = FIXTURES / "linear"
+    result = CliRunner().invoke(app, ["check", str(FIXTURES / "hacks" / "hang.py"), "--reference",
+                                      str(linear / "ref_pytorch.py"), "--spec", str(linear / "spec.yaml"),
+                                      "--device", "cpu", "--timeout", "5", "--no-unseen"])
+    flat = " ".join(result.output.split())
+    assert result.exit_code == 1 and "timed out after 5 s" in flat, result.output
+    assert "killed at the 5 s timeout; --timeout SECONDS or XE_FORGE_TIMEOUT raises it" in flat
