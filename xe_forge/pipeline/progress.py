@@ -114,7 +114,7 @@ class Progress:
         self._candidate(1)
 
     def _candidate(self, n: int) -> None:
-        self.status.phase(f"{self._stage}: proposing and verifying candidate {n}", limit=self.timeout)
+        self.status.phase(f"{self._stage}: candidate {n} (proposed, then verified)", limit=self.timeout)
 
     def candidate(self, stage: str, record: CandidateRecord) -> None:
         mark = "[green]accepted[/green]" if record.accepted else ("passed" if record.passed else "[red]rejected[/red]")
