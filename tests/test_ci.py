@@ -25,7 +25,7 @@ def test_fast():
 def test_ci_runs_the_readme_lint_and_test_commands():
     readme, ci = (REPO / "README.md").read_text(), (REPO / ".ci" / "run").read_text()
     command = re.search(r"Lint and run the tests.*?```bash\n(.*?)\n```", readme, re.S).group(1)
-    for step in ("ruff check xe_forge tests", "--run-slow", "pip install -e '.[cpu,dev,local-llm]'"):
+    for step in ("ruff check xe_forge tests", "--run-slow", "pip install -e '.[cpu,dev,local-llm,ray]'"):
         assert step in command and step in ci, step
 
 

@@ -35,18 +35,18 @@ def run(tmp_path_factory):
 def test_optimize_example_with_relative_paths_writes_the_output(run):
     home, result, runs = run
     assert result.exit_code == 0, result.output
-    assert "improved, speed not measured" in result.output
-    assert "1.000x" not in result.output and "best so far: improved, speed not measured (CPU)" in result.output
+    assert "verified correct, speed not measured" in result.output
+    assert "1.000x" not in result.output and "best so far: verified correct, speed not measured" in result.output
     out = (home / "optimized.py").read_text()
     assert "@triton.autotune" in out and out != (home / "ex" / "kernel.py").read_text()
     assert len(runs) == 1 and (runs[0] / "output.py").read_text() == out
 
 
-def test_reports_say_speed_is_unverified_on_the_cpu(run):
+def test_reports_say_speed_is_not_measured_on_the_cpu(run):
     _, _, runs = run
     report = json.loads((runs[0] / "report.json").read_text())
     assert report["device"] == "cpu" and report["speed"].startswith("not measured") and report["speedup"] is None
-    assert report["status"] == "improved (speed unverified)" and report["headline"] == "improved, speed not measured"
+    assert report["status"] == report["headline"] == "verified correct, speed not measured"  # said once
     assert [s["stage"] for s in report["stages"] if s["improved"]] == ["dtype", "persistent", "device_tuning",
                                                                        "autotuning"]
     assert all(s["speedup"] is None and not s["speed_verified"] for s in report["stages"])  # no number unmeasured
@@ -82,7 +82,7 @@ def test_resume_by_run_id_alone_reports_a_finished_run(run):
     home, _, runs = run
     result = CliRunner().invoke(app, ["optimize", "--resume", runs[0].name, "--run-dir", str(home / "runs")])
     assert result.exit_code == 0, result.output
-    assert "already finished" in result.output and "improved, speed not measured" in result.output
+    assert "already finished" in result.output and "verified correct, speed not measured" in result.output
 
 
 def test_optimize_without_kernel_or_resume_is_bad_input():

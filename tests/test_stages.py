@@ -52,6 +52,12 @@ def test_a_stage_may_only_name_known_recipes():
         StageSpec(name="x", order=1, summary="s", goal="g", recipes=["no-such-recipe"])
 
 
+def test_a_stage_may_only_name_known_candidate_sources():
+    with pytest.raises(ValidationError, match="sources"):
+        StageSpec(name="x", order=1, summary="s", goal="g", sources=["no-such-source"])
+    assert StageSpec(name="x", order=1, summary="s", goal="g", sources=["lower"]).sources == ["lower"]
+
+
 def test_each_issue_kind_belongs_to_one_stage_and_unknown_kinds_go_to_the_open_ended_one():
     listed = [(k, s.name) for s in load_stages().values() for k in s.issue_kinds]
     assert len({k for k, _ in listed}) == len(listed), "an issue kind is listed by two stages"

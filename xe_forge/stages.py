@@ -16,6 +16,10 @@ from pydantic import BaseModel, Field
 from xe_forge.kb.schema import RecipeName
 from xe_forge.paths import data_dir
 
+# Candidate sources a stage may declare (`sources:`); each is built by pipeline/run.py's context
+# (lower: xe_forge/proposers/lower, TorchInductor's Triton lowering of the reference).
+SourceName = Literal["lower"]
+
 
 class StageSpec(BaseModel):
     name: str
@@ -27,6 +31,8 @@ class StageSpec(BaseModel):
     issue_kinds: list[str] = Field(default_factory=list)
     kb_stages: list[str] = Field(default_factory=list)
     recipes: list[RecipeName] = Field(default_factory=list)
+    sources: list[SourceName] = Field(default_factory=list, description="candidate sources besides the rules "
+                                      "and LLM proposers, e.g. `lower`: TorchInductor's lowering of the reference")
     prompt: str = "stage_optimize.j2"
     requires: list[str] = Field(default_factory=list)
     accept: Literal["faster", "correct"] = Field("faster", description="faster: a candidate replaces the best when "

@@ -29,7 +29,7 @@ CREATE TABLE IF NOT EXISTS candidates (
 CREATE TABLE IF NOT EXISTS llm_calls (
     id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT, stage TEXT, purpose TEXT, model TEXT,
     prompt_hash TEXT, prompt_tokens INTEGER, completion_tokens INTEGER, cost REAL, seconds REAL,
-    cached INTEGER, error TEXT, created REAL);
+    cached INTEGER, error TEXT, created REAL, finish_reason TEXT, attempt INTEGER, estimated INTEGER);
 CREATE TABLE IF NOT EXISTS llm_cache (key TEXT PRIMARY KEY, response TEXT, created REAL);
 """
 
@@ -117,13 +117,22 @@ class RunStore(SqliteFile):
 
     # llm ----------------------------------------------------------------
     def add_llm_call(self, run_id: str, call: Any) -> None:
+        """One HTTP request (or cache replay); `cost` NULL when the model's price is unknown."""
         self.execute("INSERT INTO llm_calls (run_id, stage, purpose, model, prompt_hash, prompt_tokens, "
-                   "completion_tokens, cost, seconds, cached, error, created) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                   (run_id, call.stage, call.purpose, call.model, call.prompt_hash, call.prompt_tokens,
-                    call.completion_tokens, call.cost, call.seconds, int(call.cached), call.error, time.time()))
+                     "completion_tokens, cost, seconds, cached, error, created, finish_reason, attempt, estimated) "
+                     "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                     (run_id, call.stage, call.purpose, call.model, call.prompt_hash, call.prompt_tokens,
+                      call.completion_tokens, call.cost, call.seconds, int(call.cached), call.error, time.time(),
+                      call.finish_reason, call.attempt, int(call.estimated)))
 
     def llm_calls(self, run_id: str) -> list[dict[str, Any]]:
         return self.query("SELECT * FROM llm_calls WHERE run_id=? ORDER BY id", (run_id,))
+
+    def llm_spent(self, run_id: str) -> tuple[float, int]:
+        """Dollars (known prices) and tokens of the requests sent so far: what a resumed run's budget counts."""
+        rows = self.query("SELECT COALESCE(SUM(cost), 0) AS usd, COALESCE(SUM(prompt_tokens + completion_tokens), 0) "
+                          "AS tokens FROM llm_calls WHERE run_id=? AND cached=0", (run_id,))
+        return float(rows[0]["usd"]), int(rows[0]["tokens"])
 
 
 class LLMCache:

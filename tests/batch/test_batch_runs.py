@@ -52,8 +52,8 @@ def test_summary_figures(full_batch: dict):
 def test_per_problem_statuses_and_reasons(full_batch: dict):
     rows = _rows(full_batch["second"])
     assert sorted(rows) == [1, 2, 3, 5]
-    assert rows[1]["correct"] and rows[1]["status"] == "improved (speed unverified)"  # fp64 -> fp32 accepted
-    assert rows[2]["correct"] and rows[2]["status"] in ("no improvement", "improved (speed unverified)")
+    assert rows[1]["correct"] and rows[1]["status"] == "verified correct, speed not measured"  # fp64 -> fp32 accepted
+    assert rows[2]["correct"] and rows[2]["status"] in ("no improvement", "verified correct, speed not measured")
     assert not rows[3]["correct"] and rows[3]["status"] in ("failed", "crashed")
     assert "SIGABRT" in rows[3]["reason"]
     assert rows[5]["status"] == "skipped" and rows[5]["reason"].startswith(NO_SEED) and not rows[5]["correct"]
@@ -73,7 +73,7 @@ def test_report_files_are_written(full_batch: dict):
     assert saved["fast_p"] == s["fast_p"]
     md = (out / "summary.md").read_text()
     assert md == render_markdown(s)
-    assert "| 5 | 5_Square_NoSeed | skipped | no |" in md and "output is matched by zeros" in md
+    assert "| 5 | 5_Square_NoSeed | - | skipped | no |" in md and "output is matched by zeros" in md
     html = (out / "report.html").read_text()
     assert "Speed not measured (CPU run)" in html and "2_RowMax_Subtract" in html
     for pid in (1, 2):  # every problem whose seed passed its baseline got a full pipeline run
@@ -123,7 +123,7 @@ def test_resume_reruns_a_problem_left_running(full_batch: dict, options, tmp_pat
     s = run_batch(options(out, only="1-3,5", workers=1, resume=True))
     rows = _rows(s)
     assert {i: rows[i]["attempts"] for i in rows} == {1: 2, 2: 1, 3: 1, 5: 2}
-    assert rows[1]["correct"] and rows[1]["status"] == "improved (speed unverified)"  # its finished run resumed
+    assert rows[1]["correct"] and rows[1]["status"] == "verified correct, speed not measured"  # its finished run resumed
     assert rows[5]["status"] == "skipped" and s["correct"] == 2
 
 
@@ -136,7 +136,7 @@ def test_resume_keeps_a_problem_that_finished_just_before_the_batch_stopped(full
         conn.execute("UPDATE problems SET status='running', result=NULL WHERE id=1")
     s = run_batch(options(out, only="1-3,5", workers=1, resume=True))
     row = _rows(s)[1]
-    assert row["attempts"] == 1 and row["correct"] and row["status"] == "improved (speed unverified)"
+    assert row["attempts"] == 1 and row["correct"] and row["status"] == "verified correct, speed not measured"
 
 
 def _processes_with(marker: str) -> list[int]:

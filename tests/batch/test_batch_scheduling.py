@@ -30,7 +30,7 @@ class StubSolver:
         self.calls: list[tuple[int, dict[str, str]]] = []
         self.lock = threading.Lock()
 
-    def __call__(self, problem, opts, seeds_dir, out, env) -> ProblemResult:
+    def __call__(self, problem, opts, seeds_dir, out, env, executor=None) -> ProblemResult:
         with self.lock:
             self.calls.append((problem.id, env))
         time.sleep(self.delay)
@@ -169,7 +169,7 @@ def test_gpu_workers_get_their_own_visible_device(problems_dir, tmp_path, monkey
 class _EnvFailingSolver(StubSolver):
     """Problem 2 fails for an environment reason (exit code 3: the LLM endpoint was unreachable)."""
 
-    def __call__(self, problem, opts, seeds_dir, out, env) -> ProblemResult:
+    def __call__(self, problem, opts, seeds_dir, out, env, executor=None) -> ProblemResult:
         result = super().__call__(problem, opts, seeds_dir, out, env)
         if problem.id == 2:
             return ProblemResult.failed(problem, None, "failed", "the LLM endpoint is unreachable", exit_code=3)
@@ -197,7 +197,7 @@ class _CtrlCSolver(StubSolver):
         super().__init__(delay=0)
         self.at, self.finished = at, finished
 
-    def __call__(self, problem, opts, seeds_dir, out, env) -> ProblemResult:
+    def __call__(self, problem, opts, seeds_dir, out, env, executor=None) -> ProblemResult:
         result = super().__call__(problem, opts, seeds_dir, out, env)
         if problem.id == self.at:
             if self.finished:  # what the real problem process writes as its last act

@@ -18,10 +18,10 @@ from xe_forge.cli.app import app
 from xe_forge.config import RunRequest, Settings
 from xe_forge.errors import InputError
 from xe_forge.pipeline.cover import StageOutcome
-from xe_forge.pipeline.coverage import headline, skipped_checks
 from xe_forge.pipeline.nodes import final_verify_node
 from xe_forge.pipeline.progress import LiveStatus, Progress
 from xe_forge.pipeline.run import optimize
+from xe_forge.pipeline.status import headline, skipped_checks
 from xe_forge.problem.kernel import load_problem
 from xe_forge.verify.models import CorrectnessReport, Finding, Timing, TrialResult, Verdict
 
@@ -65,7 +65,7 @@ def test_best_so_far_is_never_an_unmeasured_number():
     assert "best so far: no improvement yet" in progress.console.file.getvalue()
     progress.stage_done(_outcome(True, False, None))  # CPU: accepted, not timed
     text = progress.console.file.getvalue()
-    assert "improved, speed not measured (CPU)" in text and "1.000x" not in text
+    assert "best so far: verified correct, speed not measured" in text and "1.000x" not in text
     gpu = Progress(_console(False))
     gpu.stage_done(_outcome(True, True, 1.25))
     gpu.stage_done(_outcome(True, True, 1.2))
@@ -89,7 +89,9 @@ def test_no_unseen_shape_is_a_skipped_check_in_the_headline(tmp_path):
     problem = load_problem(KERNEL, discover_spec=False)
     skipped = skipped_checks(_verdict(0), problem, speed_requested=True)
     assert [s.check for s in skipped] == ["unseen", "speed"]
-    assert headline("improved (speed unverified)", skipped) == "improved, unseen shapes not checked, speed not measured"
+    assert headline("improved", skipped) == "improved, unseen shapes not checked, speed not measured"
+    assert headline("verified correct, speed not measured", skipped) == (  # said once
+        "verified correct, speed not measured, unseen shapes not checked")
     assert "no spec" in skipped[0].reason and "spec init" in skipped[0].reason
     assert skipped_checks(_verdict(2), problem) == []
     assert [s.check for s in skipped_checks(_verdict(2, ghost=None), problem)] == ["ghost"]

@@ -16,15 +16,17 @@ import pytest
 
 from xe_forge.batch.report import summarize, write_batch_report
 from xe_forge.pipeline.cover import CandidateRecord, StageReport
-from xe_forge.pipeline.coverage import Skipped
 from xe_forge.pipeline.report import (
     FinalSummary,
+    LlmUsage,
     RunReport,
     ShapeResult,
+    Usage,
     render_html,
     render_markdown,
     waterfall_png,
 )
+from xe_forge.pipeline.status import Skipped
 from xe_forge.verify.models import Timing
 
 INPUT = "import triton\n\n@triton.jit\ndef k(x_ptr):\n    a = tl.load(x_ptr).to(tl.float32)\n    return a\n"
@@ -98,7 +100,27 @@ def test_cpu_page_says_speed_was_not_measured_and_shows_no_number():
     assert "waterfall" not in parsed(html).ids and "no stage has a measured speedup" in html
     assert "Speed not measured: the CPU runs it" in html and "1.000x" not in html
     md = render_markdown(r)
-    assert "| dtype | improved | not measured |" in md and "## Not checked" in md
+    assert "| dtype | changed, verified correct | not measured |" in md and "## Not checked" in md
+    assert "changed, verified correct" in html  # 'improved' only where measured
+
+
+def test_run_page_shows_llm_cost_per_stage_stages_not_run_and_a_fallback():
+    usage = Usage(calls=3, cached=1, prompt_tokens=1200, completion_tokens=300, cost_usd=0.0123)
+    llm = LlmUsage(**usage.model_dump(), by_stage={"run": Usage(calls=1, prompt_tokens=200, completion_tokens=50,
+                                                                cost_usd=0.002), "dtype": usage},
+                   budget="$0.05", stopped="the LLM budget of $0.05 is spent")
+    r = gpu_report().model_copy(update={
+        "llm": llm, "not_run": ["memory_access", "autotuning"],
+        "final": FinalSummary(passed=True, changed=True, fell_back=True, fell_back_to="dtype",
+                              failure="failed at correctness: unseen[0] max_abs_err 2.0")})
+    html = render_html(r, None, None, input_code=INPUT, output_code=OUTPUT)
+    page = parsed(html)
+    assert {"llm", "stopped", "fell-back"} <= page.ids
+    assert "$0.0123" in html and "budget $0.05" in html and "$0.0020" in html  # the run, the budget, analysis
+    assert "not run (stopped early)" in html and "memory_access" in html
+    assert "the kernel of stage dtype" in html and "unseen[0] max_abs_err 2.0" in html
+    unknown = r.model_copy(update={"llm": LlmUsage(calls=1, cost_usd=None)})
+    assert "cost unknown" in render_html(unknown, None, None)  # never $0 for a price not in the map
 
 
 def test_failure_page_without_an_output(tmp_path):
@@ -113,6 +135,9 @@ def batch_summary(tmp_path: Path) -> dict:
                 "run_id": f"p{i:03d}-P{i}", "timings": {"eager": {"speedup": s}}}
                for i, s in ((1, 2.5), (2, 0.9), (3, 1.4))]
     results.append({"id": 4, "name": "4_P4", "status": "failed", "reason": "input fails", "worker": 0})
+    results.append({"id": 5, "name": "5_P5", "status": "verified correct, speed not measured", "correct": True,
+                    "worker": 0, "ported": True, "ported_by": "lower",
+                    "not_checked": ["speed not measured", "unseen shapes not checked"]})
     (tmp_path / "runs" / "p001-P1").mkdir(parents=True)
     (tmp_path / "runs" / "p001-P1" / "report.html").write_text("<!doctype html>")
     s = summarize(results, wall_seconds=60, workers=1)
@@ -128,6 +153,10 @@ def test_batch_page_links_each_run_report_and_says_what_was_not_measured(tmp_pat
     assert {"verdict", "figures", "plots", "problems"} <= page.ids
     assert "not timed (pass --compile)" in html and "None" not in html  # a geomean never prints as None
     assert s["geomean_speedup_vs_eager"] is not None and "fast_p" in html
+    md = (tmp_path / "summary.md").read_text()
+    assert "TorchInductor lowering" in html and "| 5_P5 | TorchInductor lowering |" in md
+    (row,) = [line for line in md.splitlines() if "5_P5" in line]
+    assert row.count("speed not measured") == 1 and "unseen shapes not checked" in row  # the status says it
 
 
 # ---------------------------------------------------------------- a real browser

@@ -2,12 +2,16 @@
 
 The batch parent starts `python -m xe_forge.batch.child JOB.json` with the GPU it owns made the only
 visible one, under a time limit; whatever happens here (crash, hang, bad input) ends this process
-only. The result is written as JSON beside the job.
+only. The result is written as JSON beside the job. It never outlives the process that started it.
 """
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
+import threading
+import time
 import traceback
 from pathlib import Path
 
@@ -25,20 +29,17 @@ def run(job: ProblemJob) -> ProblemResult:
     request = job.run
     settings = load_settings(model=request.model)
     out = ProblemResult(problem_id=job.problem.id, name=job.problem.name, run_id=job.run_id)
-    if not request.kernel:
-        if not settings.llm_configured() or request.engine == "rules":
-            return ProblemResult.failed(job.problem, job.run_id, "skipped",
-                                        "no seed kernel, and no LLM configured to port one")
+    if not request.kernel:  # no seed: TorchInductor's lowering, else the LLM (xe_forge/batch/port.py)
         from xe_forge.batch.port import port_problem
 
         if request.spec is None:  # no seed, no spec: a --variant cannot apply, the problem's own shapes do
             request = request.model_copy(update={"variant": None})
-        seed = port_problem(request, job.run_id, settings)
-        if seed is None:
-            return ProblemResult.failed(job.problem, job.run_id, "failed",
-                                        "the LLM could not port the problem to a correct Triton kernel")
-        request = request.model_copy(update={"kernel": seed})
-        out.ported = True
+        ported = port_problem(request, job.run_id, settings)
+        if ported.seed is None:
+            return ProblemResult.failed(job.problem, job.run_id, ported.status, ported.reason,
+                                        exit_code=ported.exit_code)
+        request = request.model_copy(update={"kernel": ported.seed})
+        out.ported, out.ported_by = True, ported.by
     resume = job.run_id if (Path(request.run_dir) / job.run_id / "args.json").is_file() else None
     result = optimize(request, settings, resume=resume, run_id=job.run_id, progress=Progress(quiet=True))
     report = result.report
@@ -57,7 +58,24 @@ def run(job: ProblemJob) -> ProblemResult:
     return out
 
 
+def _end_with_parent() -> None:
+    """The batch (or the Ray worker) that started this process can die without a word: SIGKILL, a lost
+    node. Then this process and its evaluation worker (its process group, when it leads one) end too,
+    instead of running on unwatched."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        if os.getpgrp() == os.getpid():
+            os.killpg(os.getpid(), signal.SIGKILL)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    threading.Thread(target=watch, name="end-with-parent", daemon=True).start()
+
+
 def main(path: str) -> int:
+    _end_with_parent()
     job = ProblemJob.model_validate_json(Path(path).read_text())
     try:
         result = run(job)

@@ -3,10 +3,14 @@ the result it writes back."""
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, Field
 
 from xe_forge.config import RunRequest
 from xe_forge.verify.models import Timing
+
+PortedBy = Literal["lower", "llm"]  # who made the seed of a problem that had none (batch/port.py)
 
 
 class ProblemFile(BaseModel):
@@ -31,13 +35,14 @@ class BatchRequest(BaseModel):
     out: str = "batch-out"
     time_limit: float = 1800.0
     compile: bool = False
+    ray: str | None = Field(None, description="Ray cluster address (batch/ray_backend.py); None: local workers")
     run: RunRequest = Field(default_factory=RunRequest)
 
 
 class ProblemJob(BaseModel):
     """What the batch parent hands one problem process: the problem, and the run to make of it.
 
-    `run.kernel` is the seed ("" when there is none: the LLM ports the problem first), `run.reference`
+    `run.kernel` is the seed ("" when there is none: batch/port.py ports the problem first), `run.reference`
     the problem file itself, `run.run_dir` the batch's runs/ directory.
     """
 
@@ -62,9 +67,11 @@ class ProblemResult(BaseModel):
     not_checked: list[str] = Field(default_factory=list, description="checks the run did not run (its report)")
     device: str | None = None
     ported: bool = False
+    ported_by: PortedBy | None = Field(None, description="who made the seed of a problem that had none")
     timings: dict[str, Timing] = Field(default_factory=dict, description="final kernel vs eager (and torch.compile)")
     seed_timings: dict[str, Timing] = Field(default_factory=dict, description="the seed vs eager")
     traceback: str | None = None
+    node: str | None = Field(None, description="the Ray node that ran it (None: a local worker)")
 
     @classmethod
     def failed(cls, problem: ProblemFile, run_id: str | None, status: str, reason: str, **more: object) -> ProblemResult:

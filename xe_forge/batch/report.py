@@ -68,7 +68,8 @@ def summarize(results: list[dict[str, Any]], *, wall_seconds: float = 0.0, worke
                          "correct": bool(r.get("correct")), "speedup_vs_eager": _speedup(r, "eager"),
                          "speedup_vs_compile": _speedup(r, "torch.compile"), "worker": r.get("worker"),
                          "attempts": r.get("attempts"), "degenerate": r.get("degenerate", []),
-                         "not_checked": r.get("not_checked", [])} for r in results],
+                         "not_checked": r.get("not_checked", []), "ported_by": r.get("ported_by")}
+                        for r in results],
     }
 
 
@@ -126,20 +127,33 @@ def headline_lines(summary: dict[str, Any]) -> list[str]:
     return lines
 
 
+PORTED_BY = {"lower": "TorchInductor lowering", "llm": "LLM"}
+
+
+def ported_by(r: dict[str, Any]) -> str:
+    """Who made the seed of a problem that had none (batch/port.py); '-' where a seed was given."""
+    return PORTED_BY.get(r.get("ported_by") or "", "-")
+
+
+def not_checked(r: dict[str, Any]) -> str:
+    """The checks a problem's run did not run, less what its status already says ('speed not measured')."""
+    return ", ".join(w for w in r["not_checked"] if w not in (r["status"] or ""))
+
+
 def _speed_cell(r: dict[str, Any], key: str) -> str:
     return f"{r[key]:.3f}" if r[key] else "-"
 
 
 def render_markdown(summary: dict[str, Any]) -> str:
     lines = ["# xe-forge batch", ""] + [f"- {line}" for line in headline_lines(summary)] + [
-        "", "| id | problem | status | correct | vs eager | vs compile | worker | degenerate | not checked | reason |",
-        "|---|---|---|---|---|---|---|---|---|---|"]
+        "", "| id | problem | ported by | status | correct | vs eager | vs compile | worker | degenerate | not checked "
+        "| reason |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in summary["per_problem"]:
         reason = " ".join(r["reason"][:120].replace("|", "/").split())
         worker = "-" if r["worker"] is None else r["worker"]
-        lines.append(f"| {r['id']} | {r['name']} | {r['status'] or 'not started'} | {'yes' if r['correct'] else 'no'} | "
+        lines.append(f"| {r['id']} | {r['name']} | {ported_by(r)} | {r['status'] or 'not started'} | {'yes' if r['correct'] else 'no'} | "
                      f"{_speed_cell(r, 'speedup_vs_eager')} | {_speed_cell(r, 'speedup_vs_compile')} | {worker} | "
-                     f"{'; '.join(r['degenerate'])} | {', '.join(r['not_checked'])} | {reason} |")
+                     f"{'; '.join(r['degenerate'])} | {not_checked(r)} | {reason} |")
     return "\n".join(lines) + "\n"
 
 
@@ -151,7 +165,8 @@ def render_html(out: Path, summary: dict[str, Any]) -> str:
     links = {r["id"]: f"runs/{r['run_id']}/report.html" for r in summary["per_problem"]
              if r.get("run_id") and (out / "runs" / r["run_id"] / "report.html").is_file()}
     return render_page("batch.html.j2", s=summary, lines=headline_lines(summary), links=links,
-                       chart=data_uri(_charts(summary)))
+                       chart=data_uri(_charts(summary)), ported_by=ported_by,
+                       not_checked=not_checked)
 
 
 def write_batch_report(out: Path, summary: dict[str, Any], results: list[dict[str, Any]]) -> None:

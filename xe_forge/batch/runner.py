@@ -4,6 +4,10 @@ Each problem runs in its own process (`python -m xe_forge.batch.child`) that see
 GPU, under a time limit; a crash or hang ends that process, never the batch. Everything is recorded
 in one SQLite file (batch.sqlite) so `--resume` skips finished problems and an unfinished one
 continues its own run (whose LLM cache replays answers already paid for).
+
+Where a problem's process runs is the executor's business: `LocalExecutor` here (this machine's GPUs),
+or `ray_backend.RayExecutor` (`--ray`: a Ray task per problem on a cluster). The driver side (which
+problems, the store, resume, the report) is the same for both.
 """
 
 from __future__ import annotations
@@ -18,19 +22,19 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from xe_forge.batch.models import BatchRequest, ProblemFile, ProblemJob, ProblemResult
 from xe_forge.batch.store import BatchStore
 from xe_forge.errors import EnvError, InputError
+from xe_forge.pipeline.status import STATUSES
 from xe_forge.problem.kernel import find_spec
 
 if TYPE_CHECKING:
     from xe_forge.pipeline.progress import BatchProgress
 
 PROBLEM_ENTRY = re.compile(r"^(\d+)_(.+?)(\.py)?$")
-FINAL = ("improved", "improved (speed unverified)", "no improvement", "no measured improvement",
-         "final verification failed", "skipped", "failed", "timeout", "crashed")
+FINAL = (*STATUSES, "skipped", "failed", "timeout", "crashed")
 _LIVE: set[subprocess.Popen] = set()  # problem processes now running, killed if the batch itself is stopped
 
 
@@ -127,6 +131,56 @@ def device_slots(device: str, workers: int | None) -> list[dict[str, str]]:
     return [{} for _ in range(max(1, workers or 1))]
 
 
+class Executor(Protocol):
+    """Runs one problem's process somewhere and returns what it reported; `slots` problems at a time."""
+
+    slots: list[dict[str, str]]  # one environment per concurrent problem (its GPU made the only visible one)
+
+    def run(self, job: ProblemJob, env: dict[str, str]) -> ProblemResult: ...
+
+    def stop(self) -> None:
+        """End every problem process now running (the batch itself is being stopped)."""
+
+    def close(self) -> None: ...
+
+
+class LocalExecutor:
+    """Problem processes on this machine, one slot per GPU (or CPU worker)."""
+
+    def __init__(self, slots: list[dict[str, str]], time_limit: float) -> None:
+        self.slots, self.time_limit = slots, time_limit
+
+    def run(self, job: ProblemJob, env: dict[str, str]) -> ProblemResult:
+        return run_job(job, Path(job.result_path).with_name(f"{job.run_id}.json"), env, self.time_limit)
+
+    def stop(self) -> None:  # problem processes run in their own sessions, out of Ctrl-C's reach
+        for proc in list(_LIVE):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+
+    def close(self) -> None:
+        pass
+
+
+def _executor(opts: BatchRequest) -> Executor:
+    if opts.ray:
+        from xe_forge.batch.ray_backend import RayExecutor
+
+        return RayExecutor(opts.ray, opts.run.device, opts.workers, opts.time_limit)
+    return LocalExecutor(device_slots(opts.run.device, opts.workers), opts.time_limit)
+
+
+def run_job(job: ProblemJob, job_path: Path, env: dict[str, str], limit: float) -> ProblemResult:
+    """One problem process on this machine, from its job file to its result (a local slot, or a Ray task)."""
+    result_path = Path(job.result_path)
+    result_path.unlink(missing_ok=True)
+    job_path.write_text(job.model_dump_json(indent=2))
+    status, reason = _run_child(job_path, env, limit)
+    result = _finished_result(result_path) if status is None else None
+    return result or ProblemResult.failed(job.problem, job.run_id, status or "crashed",
+                                          reason or "the problem process wrote no result")
+
+
 def _run_child(job_path: Path, env: dict[str, str], limit: float) -> tuple[str | None, str]:
     """Run one problem process; returns (None, '') when it finished, else (status, reason)."""
     proc = subprocess.Popen([sys.executable, "-m", "xe_forge.batch.child", str(job_path)], env=env,
@@ -180,7 +234,8 @@ def run_batch(opts: BatchRequest, progress: BatchProgress | None = None) -> dict
     _adopt_finished(store, out, problems)
     env_failed = {r["id"] for r in store.results() if r.get("exit_code") == 3}  # e.g. LLM unreachable: retry
     todo = [p for p in problems if not (opts.resume and store.status(p.id) in FINAL and p.id not in env_failed)]
-    slots = device_slots(opts.run.device, opts.workers)
+    executor = _executor(opts)
+    slots = executor.slots
     jobs: queue.Queue[ProblemFile] = queue.Queue()
     for p in todo:
         jobs.put(p)
@@ -200,7 +255,7 @@ def run_batch(opts: BatchRequest, progress: BatchProgress | None = None) -> dict
             if progress:
                 progress.problem_started(problem, index)
             try:
-                result = _solve(problem, opts, seeds_dir, out, env)
+                result = _solve(problem, opts, seeds_dir, out, env, executor)
             except Exception as exc:  # the runner's own failure on one problem must not end this worker
                 result = ProblemResult.failed(problem, None, "failed", f"batch runner error: {type(exc).__name__}: {exc}")
             if stopping.is_set():  # stays 'running' unless its process wrote a result first (_adopt_finished)
@@ -217,14 +272,18 @@ def run_batch(opts: BatchRequest, progress: BatchProgress | None = None) -> dict
     try:
         for t in threads:
             t.join()
-    except KeyboardInterrupt:  # problem processes run in their own sessions, out of the signal's reach
+    except KeyboardInterrupt:  # keep what finished; the caller shows the partial summary
         interrupted = True
         stopping.set()
-        for proc in list(_LIVE):
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
+        executor.stop()
         for t in threads:
             t.join(timeout=30)
+    except BaseException:
+        stopping.set()
+        executor.stop()
+        raise
+    finally:
+        executor.close()
     _adopt_finished(store, out, problems)
     results = [r for r in store.results() if r["id"] in {p.id for p in problems}]
     results += [{"id": p.id, "name": p.name, "status": None} for p in problems
@@ -239,20 +298,15 @@ def _run_id(problem: ProblemFile) -> str:
     return f"p{problem.id:03d}-{problem.name[:40]}"
 
 
-def _solve(problem: ProblemFile, opts: BatchRequest, seeds_dir: Path, out: Path, env: dict[str, str]) -> ProblemResult:
-    """One problem in its own process."""
+def _solve(problem: ProblemFile, opts: BatchRequest, seeds_dir: Path, out: Path, env: dict[str, str],
+           executor: Executor | None = None) -> ProblemResult:
+    """One problem in its own process, where the executor runs it; a problem folder's own seed wins."""
     seed, spec = (problem.seed, problem.spec) if problem.seed else find_seed(seeds_dir, problem.id)
     run_id = _run_id(problem)
-    job_path = out / "jobs" / f"{run_id}.json"
-    job_path.parent.mkdir(parents=True, exist_ok=True)
-    result_path = job_path.with_suffix(".result.json")
-    result_path.unlink(missing_ok=True)
+    result_path = out / "jobs" / f"{run_id}.result.json"
+    result_path.parent.mkdir(parents=True, exist_ok=True)
     # the problem's process sees only its worker's GPU: the device kind passes through unchanged
     run = opts.run.model_copy(update={"kernel": seed or "", "reference": problem.path, "spec": spec,
                                       "run_dir": out / "runs"})
     job = ProblemJob(problem=problem, run_id=run_id, run=run, compile=opts.compile, result_path=str(result_path))
-    job_path.write_text(job.model_dump_json(indent=2))
-    status, reason = _run_child(job_path, env, opts.time_limit)
-    result = _finished_result(result_path) if status is None else None
-    return result or ProblemResult.failed(problem, run_id, status or "crashed",
-                                          reason or "the problem process wrote no result")
+    return (executor or LocalExecutor([env], opts.time_limit)).run(job, env)

@@ -10,7 +10,7 @@ import sys
 
 import typer
 
-from xe_forge.cli import batch, check, doctor, kb, llm, optimize, profile, spec
+from xe_forge.cli import batch, check, doctor, kb, llm, optimize, port, profile, spec
 from xe_forge.cli.common import err_console
 from xe_forge.errors import ForgeError
 
@@ -22,6 +22,7 @@ app.command()(check.check)
 app.command()(check.bench)
 app.command()(optimize.optimize)
 app.command()(batch.batch)
+app.command()(port.port)
 app.command()(optimize.stages)
 app.command()(profile.profile)
 app.command()(doctor.doctor)

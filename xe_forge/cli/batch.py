@@ -1,4 +1,4 @@
-"""`xe-forge batch`: many KernelBench-format problems, resumable, one worker per GPU."""
+"""`xe-forge batch`: many KernelBench-format problems, resumable, one worker per GPU or a Ray cluster (--ray)."""
 
 from __future__ import annotations
 
@@ -54,10 +54,14 @@ def batch(
                                               "(GPU; adds compile time per problem).")] = False,
     export_trajectories: Annotated[Path | None, typer.Option("--export-trajectories", help="Write every candidate "
                                                              "(stage, prompt hash, code, verdict) as JSONL.")] = None,
+    ray: Annotated[str | None, typer.Option("--ray", help="Run on a Ray cluster: auto (the one this machine "
+                                            "belongs to, or RAY_ADDRESS) or HOST:PORT, one task per problem "
+                                            "(docs/RAY.md). Default: XE_FORGE_RAY_ADDRESS, else local "
+                                            "workers.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Optimize many problems (KernelBench files, or folders as in examples/): resumable, one worker per GPU,
-    fast_p report."""
+    """Optimize many problems (KernelBench files, or folders as in examples/): resumable, one worker per GPU
+    (or a Ray task each), fast_p report."""
     from xe_forge.batch.models import BatchRequest
     from xe_forge.batch.report import export_trajectories as export
     from xe_forge.batch.report import render_markdown
@@ -71,7 +75,7 @@ def batch(
         settings = settings_from_flags(flags)
         request = BatchRequest(problems_dir=str(problems_dir), seeds_dir=str(seeds) if seeds else None, only=only,
                                workers=workers, resume=resume, out=str(out), time_limit=time_limit,
-                               compile=compile_ref,
+                               compile=compile_ref, ray=ray or settings.ray_address,
                                run=RunRequest.from_settings(settings, variant=variant, stages=stages))
         progress = BatchProgress(quiet=as_json)
         try:

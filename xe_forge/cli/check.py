@@ -28,8 +28,8 @@ from xe_forge.cli.common import (
 )
 from xe_forge.cli.render import skipped_lines, timeout_hint, timing_line, verdict_line, verdict_table
 from xe_forge.errors import EnvError, InputError
-from xe_forge.pipeline.coverage import skipped_checks
 from xe_forge.pipeline.progress import LiveStatus
+from xe_forge.pipeline.status import skipped_checks
 from xe_forge.problem.kernel import Problem, load_problem
 from xe_forge.verify.evaluate import Evaluator, allowance_from_file, declared_allowance, input_allowance
 from xe_forge.verify.models import Verdict

@@ -43,6 +43,13 @@ EngineOpt = Annotated[str | None, typer.Option("--engine", help="auto (LLM when 
                                                "XE_FORGE_ENGINE, else auto.")]
 ModelOpt = Annotated[str | None, typer.Option("--model", help="Any LiteLLM model id (default: XE_FORGE_MODEL); "
                                               "XE_FORGE_API_BASE / XE_FORGE_API_KEY or the provider's variables.")]
+ReasoningEffortOpt = Annotated[str | None, typer.Option("--reasoning-effort", help="none | minimal | low | medium | "
+                                                       "high, passed to a reasoning model as is (default: "
+                                                       "XE_FORGE_LLM_REASONING_EFFORT, else the model's own).")]
+BudgetOpt = Annotated[str | None, typer.Option("--budget", help="Stop cleanly, with the best verified kernel so far, "
+                                               "once the LLM has cost this much: dollars ($2, 0.5usd; LiteLLM's local "
+                                               "prices), tokens (200k tokens) or time (45m, 2h). Default: "
+                                               "XE_FORGE_BUDGET, else none.")]
 MaxItersOpt = Annotated[int | None, typer.Option("--max-iters", help="CoVeR iterations per stage. Default: "
                                                  "XE_FORGE_MAX_ITERS, else 4.")]
 ProfileOpt = Annotated[bool | None, typer.Option("--profile/--no-profile", help="Profile the kernel before each "

@@ -5,8 +5,8 @@ from __future__ import annotations
 from rich.markup import escape
 from rich.table import Table
 
-from xe_forge.pipeline.coverage import Skipped, timed_out, unseen_shapes
 from xe_forge.pipeline.progress import RAISE_TIMEOUT
+from xe_forge.pipeline.status import Skipped, timed_out, unseen_shapes
 from xe_forge.verify.models import Timing, TrialResult, Verdict
 
 

@@ -18,7 +18,7 @@ from xe_forge.targets.base import TARGETS, split_toolchain_spec
 Kind = Literal["constraint", "pattern", "recipe", "config_space", "example"]
 ProblemClass = Literal["gemm", "gemm-epilogue", "reduction", "elementwise", "attention", "conv"]
 RecipeName = Literal["drop-dot-upcast", "fp64-to-fp32", "exp2-activations", "launch-options", "tile-sizes",
-                     "autotune", "group-swizzle"]
+                     "autotune", "group-swizzle", "conv-implicit-gemm"]
 KINDS: tuple[str, ...] = get_args(Kind)
 PROBLEM_CLASSES: tuple[str, ...] = get_args(ProblemClass)
 RECIPE_NAMES: tuple[str, ...] = get_args(RecipeName)

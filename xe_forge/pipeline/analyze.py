@@ -110,6 +110,11 @@ def _structural(source: str) -> list[Issue]:
     if len(launches) > 1:
         out.append(_found("unfused-epilogue", launches[1],
                           f"forward launches {len(launches)} kernels: intermediates round-trip memory"))
+    conv = _torch_conv(source, static.torch_ops)
+    if conv:
+        out.append(_found("library-conv", _line_of(source, re.escape(conv) + r"\(")[0],
+                          f"forward runs the convolution in torch ({conv}): a library call whose output "
+                          "round-trips memory before the Triton epilogue"))
     if static.kernels and "triton.autotune" not in source and "@autotune" not in source:
         out.append(_found("no-autotune", _line_of(source, r"@triton\.jit")[0],
                           "no @triton.autotune: one fixed configuration for every shape"))
@@ -126,6 +131,17 @@ def _structural(source: str) -> list[Issue]:
             out.append(_found("pointer-tensor-loads", _line_of(source, r"tl\.load\(")[0],
                               "dot operands loaded through tensors of pointers, not 2D block I/O"))
     return out
+
+
+def _torch_conv(source: str, torch_ops: set[str]) -> str | None:
+    """The first convolution forward leaves to torch: F.conv2d/conv3d, or a self.<m> that is an nn.ConvNd."""
+    for op in sorted(torch_ops):
+        if op.split(".")[-1] in ("conv2d", "conv3d"):
+            return op
+        module = op.removeprefix("self.")
+        if module != op and re.search(rf"\bself\.{re.escape(module)}\s*=\s*(nn|torch\.nn)\.Conv[23]d\(", source):
+            return op
+    return None
 
 
 def _launch_sites(source: str, kernels: set[str]) -> list[int]:

@@ -22,7 +22,10 @@ from xe_forge.stages import stage_names
 
 
 def next_stage(state: ForgeState) -> str:
-    """After plan and after every stage: the first planned stage not done yet, else final_verify."""
+    """After plan and after every stage: the first planned stage not done yet, else (or once the run was
+    stopped: the budget is spent) final_verify."""
+    if state.stopped:
+        return "final_verify"
     done = set(state.done)
     for name in state.plan:
         if name not in done:

@@ -12,6 +12,8 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 
+from xe_forge.pipeline.status import tone
+
 TEMPLATES = Path(__file__).parent / "templates"
 
 
@@ -21,6 +23,7 @@ def _env() -> Environment:
                       trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
     env.filters["num"] = lambda v, fmt=".3f": "-" if v is None else format(v, fmt)
     env.filters["pct"] = lambda v: "-" if v is None else f"{v:.1%}"
+    env.globals["tone"] = tone
     return env
 
 

@@ -12,9 +12,16 @@ from langgraph.runtime import Runtime
 from xe_forge.errors import InputError
 from xe_forge.pipeline.analyze import Issue, analyze_source, stages_with_issues
 from xe_forge.pipeline.cover import CandidateRecord, recorder, run_stage
-from xe_forge.pipeline.coverage import timed_out
 from xe_forge.pipeline.progress import RAISE_TIMEOUT
 from xe_forge.pipeline.state import FinalCheck, ForgeState, RunContext
+from xe_forge.pipeline.status import (
+    CORRECT_UNTIMED,
+    FINAL_FAILED,
+    IMPROVED,
+    NO_IMPROVEMENT,
+    NO_MEASURED_IMPROVEMENT,
+    timed_out,
+)
 from xe_forge.problem.roofline import problem_facts
 from xe_forge.profile import session as profile_hooks
 from xe_forge.prompting import render
@@ -47,7 +54,10 @@ def analyze_node(state: ForgeState, runtime: Runtime[RunContext]) -> Update:
         task = render("analyze.j2", target=ctx.target, toolchain=str(ctx.toolchain), stages=list(ctx.stages.values()),
                       known=issues, context=problem_facts(ctx.problem, ctx.target).render(), code=state.code,
                       reference=ctx.problem.reference.source)
-        found = [i for i in ctx.llm.analyze(task) if i.stage in ctx.stages]
+        analysis = ctx.llm.analyze(task)
+        if analysis.problem:
+            ctx.progress.phase("analyze", f"the LLM's analysis: {analysis.problem}; the static issues stand")
+        found = [i for i in analysis.issues if i.stage in ctx.stages]
         issues += [i for i in found if (i.stage, i.kind) not in {(j.stage, j.kind) for j in issues}]
     ctx.progress.issues(issues)
     return {"issues": issues}
@@ -70,12 +80,22 @@ def plan_node(state: ForgeState, runtime: Runtime[RunContext]) -> Update:
     plan = profile_hooks.steer_planned(ctx, plan, state.code, lambda s: _can_serve(ctx, s))
     plan = order_with_dependencies(plan, ctx.stages)
     ctx.progress.plan(plan)
-    return {"plan": plan}
+    return {"plan": plan, **_budget_stop(ctx)}
+
+
+def _budget_stop(ctx: RunContext) -> Update:
+    """{'stopped': why} once the LLM budget is spent: the router then skips to final_verify."""
+    reason = ctx.llm.client.budget_spent() if ctx.llm is not None else None
+    if reason:
+        ctx.progress.phase("budget", f"{reason}: the remaining stages are skipped")
+    return {"stopped": reason} if reason else {}
 
 
 def _can_serve(ctx: RunContext, stage: str) -> bool:
-    """In rules mode a stage runs only if it has recipes; the LLM can serve any stage."""
-    return ctx.llm is not None or bool(ctx.stages[stage].recipes)
+    """In rules mode a stage runs only if it has recipes or a candidate source; the LLM can serve any stage."""
+    spec = ctx.stages[stage]
+    return (ctx.llm is not None or bool(spec.recipes)
+            or any(s in ctx.sources and ctx.sources[s].available() for s in spec.sources))
 
 
 def make_stage_node(name: str) -> Callable[[ForgeState, Runtime[RunContext]], Update]:
@@ -90,7 +110,8 @@ def make_stage_node(name: str) -> Callable[[ForgeState, Runtime[RunContext]], Up
                                knowledge=knowledge, context=problem_facts(ctx.problem, ctx.target).render(),
                                target=ctx.target, toolchain=str(ctx.toolchain),
                                profile=profile_hooks.stage_feedback(ctx, state.code, name))
-        proposers: list[Proposer] = [ctx.rules] if ctx.llm is None else [ctx.rules, ctx.llm]
+        sources = [ctx.sources[s] for s in spec.sources if s in ctx.sources]
+        proposers: list[Proposer] = [*sources, ctx.rules] if ctx.llm is None else [*sources, ctx.rules, ctx.llm]
         proposers = profile_hooks.stage_proposers(ctx, state.code, name, proposers)
         record = recorder(ctx.store, ctx.run_id, name)
 
@@ -103,43 +124,69 @@ def make_stage_node(name: str) -> Callable[[ForgeState, Runtime[RunContext]], Up
         skips = ctx.rules.skips.get(name, [])
         if not outcome.candidates and skips:
             outcome.note = "no recipe applied: " + "; ".join(f"{s['recipe']}: {s['reason']}" for s in skips[:4])
+        outcome.note += "".join(f"; {src.source} offered nothing: {src.skip}" for src in sources if src.skip)
         ctx.store.stage(ctx.run_id, name, "improved" if outcome.improved else "kept input",
                         speedup=outcome.speedup, summary=outcome.report().model_dump())
         ctx.progress.stage_done(outcome)
-        return {"code": outcome.code, "done": [name], "outcomes": [outcome]}
+        return {"code": outcome.code, "done": [name], "outcomes": [outcome], **_budget_stop(ctx)}
 
     stage_node.__name__ = f"stage_{name}"
     return stage_node
 
 
-def _knowledge(ctx: RunContext, spec: StageSpec, issues: list[Issue]) -> str:
+def _knowledge(ctx: RunContext, spec: StageSpec, issues: list[Issue]) -> list[str]:
+    """The stage's knowledge-base entries, rendered, best first (a prompt that must shrink drops the last)."""
     if ctx.kb is None or ctx.llm is None:
-        return ""
-    from xe_forge.kb import render_entries, retrieve
+        return []
+    from xe_forge.kb import render_entry, retrieve
 
     query = " ".join([spec.goal] + [i.description for i in issues])
     entries = []
     for kb_stage in spec.kb_stages:
         entries += retrieve(ctx.kb, query, stage=kb_stage, target=ctx.target, toolchain=ctx.toolchain,
                             budget_tokens=ctx.kb_budget // max(1, len(spec.kb_stages)))
-    return render_entries(list({e.id: e for e in entries}.values()))
+    return [render_entry(e) for e in {e.id: e for e in entries}.values()]
 
 
 def final_verify_node(state: ForgeState, runtime: Runtime[RunContext]) -> Update:
-    """Unseen shapes and a final interleaved timing of input vs output; a failure falls back to the input.
+    """Unseen shapes and a final interleaved timing of output vs input. If the output fails, the latest
+    earlier stage's kernel that passes is the result (a late bad candidate costs no earlier win); the
+    input only when none does.
 
-    On a GPU the output is also timed against eager PyTorch and torch.compile: "is it faster than what
+    On a GPU the result is also timed against eager PyTorch and torch.compile: "is it faster than what
     I had in PyTorch?" is a user's first question."""
     ctx = runtime.context
     ctx.progress.phase("final_verify", "unseen shapes" + (" and final timing" if ctx.evaluator.measures_speed else ""))
     changed = state.code != state.input_code
-    verdict = ctx.evaluator.evaluate(state.code, ctx.problem, allow_torch=ctx.allowance, unseen=True,
-                                     baseline_source=state.input_code if changed else None, name="final")
-    if not verdict.passed and changed:
-        return {"final": FinalCheck(verdict=verdict, changed=changed, fell_back=True), "code": state.input_code,
-                "status": "final verification failed"}
-    versus, note = _versus_pytorch(ctx, state.code) if verdict.passed else ({}, "")
-    return {"final": FinalCheck(verdict=verdict, changed=changed, versus=versus, versus_note=note)}
+    verdict = _final_check(ctx, state.code, state.input_code)
+    if verdict.passed or not changed:
+        return {"final": _with_versus(ctx, FinalCheck(verdict=verdict, changed=changed), state.code)}
+    failure, tried = verdict.summary(), {state.code, state.input_code}
+    for outcome in reversed(state.outcomes):
+        if not outcome.improved or outcome.code in tried:
+            continue
+        tried.add(outcome.code)
+        ctx.progress.phase("final_verify", f"the output failed ({failure[:160]}); checking the kernel of stage "
+                                           f"{outcome.stage}")
+        earlier = _final_check(ctx, outcome.code, state.input_code)
+        if earlier.passed:
+            final = FinalCheck(verdict=earlier, changed=True, fell_back=True, fell_back_to=outcome.stage,
+                               failure=failure)
+            return {"final": _with_versus(ctx, final, outcome.code), "code": outcome.code}
+    return {"final": FinalCheck(verdict=verdict, changed=changed, fell_back=True, fell_back_to="input",
+                                failure=failure), "code": state.input_code, "status": FINAL_FAILED}
+
+
+def _final_check(ctx: RunContext, code: str, input_code: str) -> Verdict:
+    changed = code != input_code
+    return ctx.evaluator.evaluate(code, ctx.problem, allow_torch=ctx.allowance, unseen=True,
+                                  baseline_source=input_code if changed else None, name="final")
+
+
+def _with_versus(ctx: RunContext, final: FinalCheck, code: str) -> FinalCheck:
+    """A passing result, timed against PyTorch too (GPU only)."""
+    versus, note = _versus_pytorch(ctx, code) if final.verdict.passed else ({}, "")
+    return final.model_copy(update={"versus": versus, "versus_note": note})
 
 
 def _versus_pytorch(ctx: RunContext, code: str) -> tuple[dict[str, Timing], str]:
@@ -168,10 +215,10 @@ def report_node(state: ForgeState, runtime: Runtime[RunContext]) -> Update:
 
 def _status(final: FinalCheck | None) -> str:
     if final is None or not final.verdict.passed:
-        return "final verification failed"
+        return FINAL_FAILED
     if not final.changed:
-        return "no improvement"
+        return NO_IMPROVEMENT
     timing = final.verdict.timing
     if timing is not None:
-        return "improved" if timing.faster else "no measured improvement"
-    return "improved (speed unverified)"
+        return IMPROVED if timing.faster else NO_MEASURED_IMPROVEMENT
+    return CORRECT_UNTIMED

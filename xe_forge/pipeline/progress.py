@@ -17,6 +17,7 @@ from rich.markup import escape
 from rich.status import Status
 from rich.text import Text
 
+from xe_forge.pipeline.status import CORRECT_UNTIMED, stage_result
 from xe_forge.terminal import make_console
 
 if TYPE_CHECKING:
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from xe_forge.pipeline.analyze import Issue
     from xe_forge.pipeline.cover import CandidateRecord, StageOutcome
     from xe_forge.proposers.llm import LLMCall
+    from xe_forge.proposers.llm.profile import ModelProfile
 
 RAISE_TIMEOUT = "--timeout SECONDS or XE_FORGE_TIMEOUT raises it"
 
@@ -93,6 +95,8 @@ class Progress:
         self.unmeasured = 0  # improvements whose speed was not measured (CPU)
         self.tokens = 0
         self._stage = ""
+        self.cost: float | None = 0.0
+        self._stage_from: tuple[int, float | None] = (0, 0.0)  # tokens and cost when the stage started
 
     def _print(self, text: str) -> None:
         if not self.quiet:
@@ -110,6 +114,7 @@ class Progress:
 
     def stage_start(self, name: str, index: int, total: int) -> None:
         self._stage = f"stage {index}/{total} {name}"
+        self._stage_from = (self.tokens, self.cost)
         self._print(f"[bold cyan]{self._stage}[/bold cyan]")
         self._candidate(1)
 
@@ -128,7 +133,7 @@ class Progress:
         if not self.improved:
             return "no improvement yet"
         if self.unmeasured:
-            return "improved, speed not measured (CPU)"
+            return CORRECT_UNTIMED
         return f"{self.best:.3f}x over the input (measured)"
 
     def stage_done(self, outcome: StageOutcome) -> None:
@@ -138,16 +143,34 @@ class Progress:
                 self.best *= outcome.speedup
             else:
                 self.unmeasured += 1
-        tokens = f", {self.tokens} tokens" if self.tokens else ""
+        tokens, cost = self._stage_from
+        usage = "" if not self.tokens else (f"; LLM this stage {self.tokens - tokens} tokens, "
+                                            f"{_usd(self.cost, cost)}, run {self.tokens} tokens, {_usd(self.cost)}")
         note = f" ({escape(outcome.note)})" if outcome.note else ""
-        self._print(f"  -> {outcome.stage}: {'improved' if outcome.improved else 'kept its input'}{note}; "
-                    f"best so far: {self.best_so_far()}{tokens}")
+        self._print(f"  -> {outcome.stage}: {stage_result(outcome.improved, outcome.speed_verified)}{note}; "
+                    f"best so far: {self.best_so_far()}{usage}")
+
+    def model(self, profile: ModelProfile) -> None:
+        temperature = "provider default" if profile.temperature is None else f"{profile.temperature:g}"
+        effort = f", reasoning effort {profile.reasoning_effort}" if profile.reasoning_effort else ""
+        self._print(f"[bold]llm[/bold]: {escape(profile.model)} ({'reasoning' if profile.reasoning else 'plain'} model; "
+                    f"temperature {temperature}, answers up to {profile.max_tokens} tokens{effort}, timeout "
+                    f"{profile.timeout:.0f} s; {profile.prices()})")
 
     def llm_call(self, call: LLMCall) -> None:
-        self.tokens += call.prompt_tokens + call.completion_tokens
+        if not call.cached:
+            self.tokens += call.prompt_tokens + call.completion_tokens
+            self.cost = None if self.cost is None or call.cost is None else self.cost + call.cost
+        if call.error:
+            then = f"; retrying in {call.retry_in:.0f} s" if call.retry_in is not None else ""
+            self._print(f"  [yellow]llm {call.purpose}[/yellow]: {escape(call.error[:300])}{then}")
 
     def close(self) -> None:
         self.status.stop()
+
+
+def _usd(now: float | None, before: float | None = 0.0) -> str:
+    return "cost unknown" if now is None or before is None else f"${now - before:.4f}"
 
 
 class BatchProgress:

@@ -12,28 +12,60 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
+from xe_forge.errors import EnvError, ForgeError
 from xe_forge.pipeline.analyze import Issue
 from xe_forge.pipeline.cover import StageReport
-from xe_forge.pipeline.coverage import Skipped, headline, skipped_checks
+from xe_forge.pipeline.status import (
+    FAILED,
+    INTERRUPTED,
+    STOPPED,
+    Skipped,
+    headline,
+    skipped_checks,
+    stage_result,
+)
 from xe_forge.profile import report as profile_report
 from xe_forge.profile.models import ProfileSummary
 from xe_forge.verify.models import CorrectnessReport, Finding, Timing, Verdict
 
 if TYPE_CHECKING:
-    from xe_forge.pipeline.state import ForgeState, RunContext
+    from xe_forge.pipeline.state import FinalCheck, ForgeState, RunContext
 
 SPEED_NOT_MEASURED = ("not measured: the CPU runs Triton's interpreter (correctness only); "
                       "`xe-forge bench` on the target GPU measures it")
+SPEED_FELL_BACK = "not applicable: the output failed the final check, so the input is returned"
 BASELINE_NAMES = {"input kernel": "input", "eager": "eager PyTorch", "torch.compile": "torch.compile"}
 
 
-class LlmUsage(BaseModel):
-    calls: int = 0
+class Usage(BaseModel):
+    """LLM requests and what they cost; `cost_usd` is None when a price is unknown (not in LiteLLM's map)."""
+
+    calls: int = Field(0, description="HTTP requests sent plus answers replayed from the cache")
     cached: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
-    cost_usd: float = 0.0
+    cost_usd: float | None = 0.0
+
+    @classmethod
+    def of(cls, calls: list[dict]) -> Usage:
+        fresh = [c for c in calls if not c["cached"]]
+        unknown = any(c["cost"] is None for c in fresh)
+        return cls(calls=len(calls), cached=len(calls) - len(fresh),
+                   prompt_tokens=sum(c["prompt_tokens"] for c in calls),
+                   completion_tokens=sum(c["completion_tokens"] for c in calls),
+                   cost_usd=None if unknown else round(sum(c["cost"] or 0.0 for c in fresh), 6))
+
+    def render(self) -> str:
+        cost = "cost unknown (not in LiteLLM's cost map)" if self.cost_usd is None else f"${self.cost_usd:.4f}"
+        return (f"{self.calls} calls ({self.cached} replayed from cache), "
+                f"{self.prompt_tokens}+{self.completion_tokens} tokens, {cost}")
+
+
+class LlmUsage(Usage):
     errors: list[str] = Field(default_factory=list)
+    by_stage: dict[str, Usage] = Field(default_factory=dict, description="'run' for analysis and planning")
+    budget: str | None = None
+    stopped: str | None = Field(None, description="why the remaining stages were skipped")
 
 
 class ShapeResult(BaseModel):
@@ -66,6 +98,8 @@ class FinalSummary(BaseModel):
     passed: bool | None = None
     changed: bool | None = None
     fell_back: bool | None = None
+    fell_back_to: str | None = None
+    failure: str = ""
     findings: list[Finding] = Field(default_factory=list)
     unseen: list[str] = Field(default_factory=list, description="the unseen variants checked")
     shapes: list[ShapeResult] = Field(default_factory=list, description="every shape the final verdict checked")
@@ -100,6 +134,7 @@ class RunReport(BaseModel):
     degenerate_reference: list[str] = Field(default_factory=list)
     llm: LlmUsage = Field(default_factory=LlmUsage)
     profile: ProfileSummary | None = Field(None, description="`--profile` runs: each kernel's limiter, steering")
+    not_run: list[str] = Field(default_factory=list, description="planned stages skipped (budget spent)")
 
     def speed_lines(self) -> list[str]:
         """One line per measured baseline ('1.840x vs input (margin 2.1%)'), or why nothing was measured."""
@@ -110,13 +145,15 @@ class RunReport(BaseModel):
                 for name, t in self.timings.items()]
 
 
-def _speed(verdict: Verdict | None, changed: bool, measures_speed: bool) -> str:
-    timing = verdict.timing if verdict else None
+def _speed(final: FinalCheck | None, measures_speed: bool) -> str:
+    if final is not None and final.fell_back_to == "input":
+        return SPEED_FELL_BACK
+    timing = final.verdict.timing if final else None
     if timing is not None:
         return f"{timing.speedup:.3f}x vs input (margin {timing.margin:.1%})"
     if not measures_speed:
         return SPEED_NOT_MEASURED
-    return "not measured: the output is the input" if not changed else "not measured"
+    return "not measured: the output is the input" if not (final and final.changed) else "not measured"
 
 
 def _timings(final_verdict: Verdict | None, versus: dict[str, Timing]) -> dict[str, Timing]:
@@ -147,35 +184,45 @@ def build_report(state: ForgeState, ctx: RunContext, status: str) -> RunReport:
         variant=problem.variant, plan=state.plan, issues=state.issues, stages=[o.report() for o in state.outcomes],
         final=FinalSummary(passed=verdict.passed if verdict else None, changed=final.changed if final else None,
                            fell_back=final.fell_back if final else None,
+                           fell_back_to=final.fell_back_to if final else None, failure=final.failure if final else "",
                            findings=verdict.findings if verdict else [],
                            unseen=[r.variant for r in verdict.correctness[1:]] if verdict else [],
                            shapes=[ShapeResult.of(r, i > 0) for i, r in enumerate(verdict.correctness)]
                            if verdict else [],
                            notes=list(getattr(verdict, "notes", []) or [])),  # verifier v2 fills `notes`
         speedup=verdict.timing.speedup if verdict and verdict.timing else None,
-        speed=_speed(verdict, changed, measures),
+        speed=_speed(final, measures),
         timings=_timings(verdict, final.versus if final else {}),
         degenerate_reference=sorted({f for r in baseline for f in r.degenerate}),
-        llm=LlmUsage(calls=len(calls), cached=sum(c["cached"] for c in calls),
-                     prompt_tokens=sum(c["prompt_tokens"] for c in calls),
-                     completion_tokens=sum(c["completion_tokens"] for c in calls),
-                     cost_usd=round(sum(c["cost"] or 0 for c in calls), 6),
-                     errors=[c["error"] for c in calls if c["error"]][:10]),
+        llm=_llm_usage(calls, ctx, state.stopped),
+        not_run=[s for s in state.plan if s not in state.done] if state.stopped else [],
         profile=ctx.profiler.summary(state.code) if ctx.profiler else None,
     )
 
 
-def failure_report(run_id: str, kernel: str, error: BaseException, *, reference: str = "",
+def failure_report(run_id: str, kernel: str, error: BaseException, continue_with: str, *, reference: str = "",
                    reference_is_self: bool = False, device: str = "unknown", target: str = "unknown",
                    engine: str = "unknown") -> RunReport:
-    """The report of a run that stopped before its report node (bad input found late, environment, crash)."""
-    interrupted = isinstance(error, KeyboardInterrupt)
-    status = "interrupted" if interrupted else "failed"
-    message = (f"interrupted: `xe-forge optimize --resume {run_id}` continues the run" if interrupted
-               else f"{type(error).__name__}: {error}" if not getattr(error, "exit_code", None) else str(error))
+    """The report of a run that stopped before its report node (Ctrl-C, the environment, bad input found
+    late, a crash); `continue_with` is the command that resumes it."""
+    if isinstance(error, KeyboardInterrupt):
+        status, message = INTERRUPTED, f"interrupted: `{continue_with}` continues the run"
+    elif isinstance(error, EnvError):
+        status, message = STOPPED, f"{error.message}; once fixed, `{continue_with}` continues the run"
+    else:
+        status = FAILED
+        message = str(error) if isinstance(error, ForgeError) else f"{type(error).__name__}: {error}"
     return RunReport(run_id=run_id, status=status, headline=f"{status}: {message.splitlines()[0]}", error=message,
                      kernel=kernel, reference=reference, reference_is_self=reference_is_self, device=device,
                      target=target, engine=engine, speed="not measured: the run did not finish")
+
+
+def _llm_usage(calls: list[dict], ctx: RunContext, stopped: str | None) -> LlmUsage:
+    stages = sorted({c["stage"] or "run" for c in calls}, key=lambda s: (s != "run", s))
+    budget = ctx.llm.client.budget if ctx.llm is not None else None
+    return LlmUsage(**Usage.of(calls).model_dump(), errors=[c["error"] for c in calls if c["error"]][:10],
+                    by_stage={s: Usage.of([c for c in calls if (c["stage"] or "run") == s]) for s in stages},
+                    budget=budget.render() if budget else None, stopped=stopped)
 
 
 def waterfall_png(stages: list[StageReport]) -> bytes | None:
@@ -205,6 +252,10 @@ def stage_speed(s: StageReport) -> str:
     return "not measured" if s.improved else "-"
 
 
+def stage_outcome(s: StageReport) -> str:
+    return stage_result(s.improved, s.speed_verified)
+
+
 def render_markdown(report: RunReport) -> str:
     r = report
     lines = [f"# xe-forge run {r.run_id}", "", f"- status: **{r.headline or r.status}**"]
@@ -217,15 +268,20 @@ def render_markdown(report: RunReport) -> str:
               *[f"- speed: {line}" for line in r.speed_lines()], f"- plan: {', '.join(r.plan) or 'nothing to do'}"]
     if r.degenerate_reference:
         lines.append(f"- **degenerate reference**: {'; '.join(r.degenerate_reference)}")
+    if r.final.fell_back:
+        lines.append(f"- **the last stage's kernel failed the final check** ({_one_line(r.final.failure)[:300]}); "
+                     f"the result is {'the input' if r.final.fell_back_to == 'input' else 'the kernel of stage ' + str(r.final.fell_back_to)}")
     if r.llm.calls:
-        lines.append(f"- LLM: {r.llm.calls} calls ({r.llm.cached} replayed from cache), "
-                     f"{r.llm.prompt_tokens}+{r.llm.completion_tokens} tokens, ${r.llm.cost_usd}")
+        lines.append(f"- LLM: {r.llm.render()}" + (f"; budget {r.llm.budget}" if r.llm.budget else ""))
+    if r.not_run:
+        lines.append(f"- **stopped early** ({r.llm.stopped}): not run: {', '.join(r.not_run)}")
     if r.not_checked:
         lines += ["", "## Not checked", ""] + [f"- **{s.what}**: {s.reason}" for s in r.not_checked]
-    lines += ["", "## Stages", "", "| stage | result | speedup | candidates | note |", "|---|---|---|---|---|"]
+    lines += ["", "## Stages", "", "| stage | result | speedup | candidates | LLM | note |", "|---|---|---|---|---|---|"]
     for s in r.stages:
-        lines.append(f"| {s.stage} | {'improved' if s.improved else 'kept input'} | {stage_speed(s)} | "
-                     f"{len(s.candidates)} | {_one_line(s.note)} |")
+        usage = r.llm.by_stage.get(s.stage)
+        lines.append(f"| {s.stage} | {stage_outcome(s)} | {stage_speed(s)} | {len(s.candidates)} | "
+                     f"{usage.render() if usage else '-'} | {_one_line(s.note)} |")
     lines += ["", "## Candidates", ""]
     for s in r.stages:
         for c in s.candidates:
@@ -263,7 +319,7 @@ def render_html(report: RunReport, png: bytes | None = None, roofline: bytes | N
     from xe_forge.pipeline.html import data_uri, render_page, side_by_side
 
     return render_page("run.html.j2", r=report, waterfall=data_uri(png), roofline=data_uri(roofline),
-                       stage_speed=stage_speed,
+                       stage_speed=stage_speed, stage_result=stage_outcome,
                        diff=side_by_side(input_code, output_code, "input.py", "output.py")
                        if input_code and output_code else None)
 

@@ -2,29 +2,35 @@
 
 A run lives in runs/<run_id>/: the input, output.py, the run store (store.sqlite), the LangGraph
 checkpoints (checkpoints.sqlite) and the reports. `--resume RUN_ID` rebuilds the same context from
-the stored arguments and continues from the last finished node; the LLM cache in the store replays
-every answer already paid for.
+the stored arguments (args.json: every option, -o included; options given again replace them) and
+continues from the last finished node; the LLM cache in the store replays every answer already paid
+for. A run that stops early (Ctrl-C, an LLM endpoint that fails, the budget spent) says so in one
+line with the exact command that continues it; a run stopped by its budget is reopened by a resume
+with a larger one.
 """
 
 from __future__ import annotations
 
 import contextlib
+import shlex
 import shutil
 import sqlite3
 import time
 import uuid
+from collections.abc import Collection
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel
 
-from xe_forge.config import RunRequest, Settings
-from xe_forge.errors import EnvError, ForgeError, InputError
+from xe_forge.config import RunOptions, RunRequest, Settings
+from xe_forge.errors import EnvError, ForgeError, InputError, Interrupted
 from xe_forge.kb import load_kb
 from xe_forge.pipeline.progress import Progress
 from xe_forge.pipeline.report import RunReport
 from xe_forge.pipeline.state import CHECKPOINT_TYPES, ForgeState, RunContext
+from xe_forge.pipeline.status import exit_code
 from xe_forge.problem.kernel import Problem, load_problem
 from xe_forge.stages import load_stages, parse_stage_list
 from xe_forge.store import LLMCache, RunStore
@@ -42,6 +48,20 @@ class OptimizeResult(BaseModel):
     status: str
     exit_code: int
     report: RunReport
+    output: str | None = None
+    resume: str = ""
+
+    @property
+    def stopped_early(self) -> bool:
+        return bool(self.report.not_run)
+
+
+def resume_command(run_id: str, run_dir_root: Path) -> str:
+    """The exact command that continues a run (with --run-dir unless it is ./runs)."""
+    command = f"xe-forge optimize --resume {run_id}"
+    if Path(run_dir_root).resolve() != (Path.cwd() / "runs").resolve():
+        command += f" --run-dir {shlex.quote(str(run_dir_root))}"
+    return command
 
 
 def new_run_id(kernel: Path) -> str:
@@ -56,12 +76,13 @@ def resolve_engine(engine: str, settings: Settings) -> str:
     return engine
 
 
-def optimize(request: RunRequest, settings: Settings, *, resume: str | None = None, output: Path | None = None,
+def optimize(request: RunRequest, settings: Settings, *, resume: str | None = None, given: Collection[str] = (),
              progress: Progress | None = None, lm: BaseLM | None = None, run_id: str | None = None) -> OptimizeResult:
     """Run (or resume) the pipeline on one kernel; returns the status and the exit code (0: improved, 1: not).
 
-    `resume` names a run under request.run_dir; its stored request (args.json) is used, not this one.
-    `lm` replaces the configured model (tests script one).
+    `resume` names a run under request.run_dir; its stored request (args.json) is used, with the fields
+    named in `given` (options the user gave again) taken from this one. `lm` replaces the configured
+    model (tests script one).
     """
     progress = progress or Progress()
     run_dir_root = Path(request.run_dir).resolve()
@@ -69,26 +90,28 @@ def optimize(request: RunRequest, settings: Settings, *, resume: str | None = No
         run_dir = run_dir_root / resume
         if not (run_dir / "args.json").is_file():
             raise InputError(f"no run '{resume}' under {run_dir_root}", hint="runs are directories under --run-dir")
-        request = RunRequest.model_validate_json((run_dir / "args.json").read_text())
-        request = request.model_copy(update={"run_dir": run_dir_root})
+        stored = RunRequest.model_validate_json((run_dir / "args.json").read_text())
+        update = {k: getattr(request.absolute(), k) for k in given if k in RunRequest.model_fields}
+        request = stored.model_copy(update={**update, "run_dir": run_dir_root})
         run_id = resume
     else:
         request = request.absolute().model_copy(update={"run_dir": run_dir_root})  # args.json works from anywhere
         run_id = run_id or new_run_id(Path(request.kernel))
         run_dir = run_dir_root / run_id
-    if request.model:
-        settings = settings.model_copy(update={"model": request.model})
+    options = request.model_dump(include=set(RunOptions.model_fields))
+    settings = settings.model_copy(update={k: v for k, v in options.items() if v is not None})
     engine = resolve_engine(request.engine, settings)
     problem = load_problem(request.kernel, request.reference, request.spec, request.variant)
     only = parse_stage_list(request.stages)
     run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "args.json").write_text(request.model_dump_json(indent=2))  # a resume's new options, too
     if not resume:
-        (run_dir / "args.json").write_text(request.model_dump_json(indent=2))
         shutil.copyfile(problem.kernel.path, run_dir / "input.py")
     store = RunStore(run_dir / "store.sqlite")
     store.start_run(run_id, str(problem.kernel.path), request.model_dump(mode="json"))
     progress.phase("run", f"{run_id} in {run_dir} (engine: {engine})")
     progress.timeout = request.timeout
+    continue_with = resume_command(run_id, run_dir_root)
     evaluator = None
     try:
         evaluator = Evaluator(request.device, request.target, timeout=request.timeout, trials=request.trials,
@@ -98,11 +121,15 @@ def optimize(request: RunRequest, settings: Settings, *, resume: str | None = No
         if problem.spec is None:
             progress.phase("hint", f"`xe-forge spec init {problem.kernel.path}` writes a spec (docs/SPEC.md)")
         ctx = _context(run_id, run_dir, problem, evaluator, settings, engine, store, progress, lm,
-                       max_iters=request.max_iters, only_stages=only, profile=request.profile)
+                       max_iters=request.max_iters, only_stages=only, request=request)
         state = _drive(ctx, problem.kernel.source, resume=bool(resume))
     except BaseException as err:  # a run directory never ends without a report saying why
         with contextlib.suppress(Exception):  # the run's own error is the one to report
-            _write_failure(run_dir, run_id, problem, evaluator, engine, err, store)
+            _write_failure(run_dir, run_id, problem, evaluator, engine, err, store, continue_with)
+        if isinstance(err, KeyboardInterrupt):
+            raise Interrupted(f"interrupted: run {run_id} is saved; continue with: {continue_with}") from None
+        if isinstance(err, EnvError):  # the LLM endpoint, a device: fix it, then continue where the run stopped
+            err.hint = f"{err.hint + '; then ' if err.hint else ''}continue with: {continue_with}"
         raise
     finally:
         progress.close()
@@ -110,33 +137,37 @@ def optimize(request: RunRequest, settings: Settings, *, resume: str | None = No
             evaluator.close()
     report = RunReport.model_validate_json((run_dir / "report.json").read_text())
     status = state.status or report.status
-    code = 0 if status.startswith("improved") else 1
+    code = exit_code(status)
     store.finish_run(run_id, status, report.model_dump(mode="json"))
     store.close()
-    if output is not None and code == 0:
-        output.write_text(state.code)
-    return OptimizeResult(run_id=run_id, run_dir=str(run_dir), status=status, exit_code=code, report=report)
+    written = None
+    if request.output and code == 0:
+        Path(request.output).write_text(state.code)
+        written = request.output
+    return OptimizeResult(run_id=run_id, run_dir=str(run_dir), status=status, exit_code=code, report=report,
+                          output=written, resume=continue_with)
 
 
 def _write_failure(run_dir: Path, run_id: str, problem: Problem, evaluator: Evaluator | None, engine: str,
-                   err: BaseException, store: RunStore) -> None:
+                   err: BaseException, store: RunStore, continue_with: str) -> None:
     """report.json/md/html of a run that stopped early; the store records the same status."""
     from xe_forge.pipeline.report import failure_report, write_report_files
 
-    report = failure_report(run_id, str(problem.kernel.path), err, reference=str(problem.reference.path),
-                            reference_is_self=problem.reference_is_self, engine=engine,
-                            device=evaluator.device.kind if evaluator else "unknown",
+    report = failure_report(run_id, str(problem.kernel.path), err, continue_with,
+                            reference=str(problem.reference.path), reference_is_self=problem.reference_is_self,
+                            engine=engine, device=evaluator.device.kind if evaluator else "unknown",
                             target=evaluator.target if evaluator else "unknown")
-    write_report_files(run_dir, report, input_code=problem.kernel.source)
     store.finish_run(run_id, report.status, report.model_dump(mode="json"))
     store.close()
+    write_report_files(run_dir, report, input_code=problem.kernel.source)
     if isinstance(err, ForgeError):
         err.hint = "; ".join(filter(None, [err.hint, f"failure report: {run_dir / 'report.md'}"]))
 
 
 def _context(run_id: str, run_dir: Path, problem: Problem, evaluator: Evaluator, settings: Settings, engine: str,
              store: RunStore, progress: Progress, lm: BaseLM | None, *, max_iters: int,
-             only_stages: list[str] | None, profile: bool) -> RunContext:
+             only_stages: list[str] | None, request: RunRequest) -> RunContext:
+    from xe_forge.proposers.lower.proposer import candidate_sources
     from xe_forge.proposers.rules.proposer import RulesProposer
 
     toolchain = getattr(evaluator.device, "target_toolchain", evaluator.device.toolchain)()
@@ -149,13 +180,20 @@ def _context(run_id: str, run_dir: Path, problem: Problem, evaluator: Evaluator,
             store.add_llm_call(run_id, call)
             progress.llm_call(call)
 
-        client = LLMClient(settings, lm=lm, cache=LLMCache(store), on_call=on_call)
+        client = LLMClient(settings, lm=lm, cache=LLMCache(store), on_call=on_call,
+                           budget=request.spending_limit(), spent=store.llm_spent(run_id))
+        for warning in client.warnings:
+            progress.phase("warning", warning)
+        progress.model(client.profile)
         llm = LLMProposer(client, allowance=", ".join(sorted(allowance)))
+    elif request.budget:
+        progress.phase("warning", "--budget limits LLM calls; the rules engine makes none")
     return RunContext(run_id=run_id, run_dir=run_dir, problem=problem, evaluator=evaluator, stages=load_stages(),
                       allowance=allowance, target=evaluator.target, toolchain=toolchain, kb=evaluator.kb, store=store,
                       progress=progress, rules=RulesProposer(evaluator.kb, evaluator.target, toolchain), llm=llm,
                       max_iters=max_iters, only_stages=only_stages, kb_budget=settings.kb_budget_tokens, engine=engine,
-                      profiler=_profiler(problem, evaluator, run_dir) if profile else None)
+                      profiler=_profiler(problem, evaluator, run_dir) if request.profile else None,
+                      sources=candidate_sources(problem, evaluator))
 
 
 def _profiler(problem: Problem, evaluator: Evaluator, run_dir: Path) -> ProfileSession:
@@ -183,8 +221,14 @@ def _drive(ctx: RunContext, input_code: str, *, resume: bool) -> ForgeState:
             ctx.progress.phase("resume", f"continuing at {', '.join(snapshot.next)}; finished: "
                                          f"{', '.join(snapshot.values.get('done', [])) or 'no stage yet'}")
             graph.invoke(None, config, context=ctx)
+        elif resume and snapshot.values.get("stopped") and ctx.llm is not None and not ctx.llm.client.budget_spent():
+            ctx.progress.phase("resume", "the budget allows more: continuing with the stages not run")
+            graph.update_state(config, {"stopped": None, "final": None, "status": None}, as_node="plan")
+            graph.invoke(None, config, context=ctx)
         elif resume and snapshot.values.get("status"):
-            ctx.progress.phase("resume", "this run already finished")
+            ctx.progress.phase("resume", "this run already finished"
+                               + (f" ({snapshot.values['stopped']}; give a larger --budget to continue)"
+                                  if snapshot.values.get("stopped") else ""))
         else:
             graph.invoke(ForgeState(run_id=ctx.run_id, input_code=input_code, code=input_code), config, context=ctx)
         return ForgeState.model_validate(graph.get_state(config).values)

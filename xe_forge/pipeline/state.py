@@ -7,7 +7,7 @@ evaluator, proposers, store and progress display live in the RunContext, which i
 from __future__ import annotations
 
 import operator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -22,9 +22,10 @@ if TYPE_CHECKING:  # run-time objects only; importing them here would load DSPy 
     from xe_forge.pipeline.progress import Progress
     from xe_forge.problem.kernel import Problem
     from xe_forge.profile.session import ProfileSession
+    from xe_forge.proposers.base import CandidateSource
     from xe_forge.proposers.llm import LLMProposer
     from xe_forge.proposers.rules.proposer import RulesProposer
-    from xe_forge.stages import StageSpec
+    from xe_forge.stages import SourceName, StageSpec
     from xe_forge.store import RunStore
     from xe_forge.targets.base import Toolchain
     from xe_forge.verify.evaluate import Evaluator
@@ -35,7 +36,10 @@ class FinalCheck(BaseModel):
 
     verdict: Verdict
     changed: bool = Field(description="the output differs from the input")
-    fell_back: bool = Field(False, description="the output failed, so the input is the result")
+    fell_back: bool = Field(False, description="the last stage's output failed; an earlier one (or the input) is the result")
+    fell_back_to: str | None = Field(None, description="the stage whose kernel is the result after a fallback, "
+                                                       "or 'input'")
+    failure: str = Field("", description="why the last stage's output failed, after a fallback")
     versus: dict[str, Timing] = Field(default_factory=dict, description="the output vs eager PyTorch and "
                                       "torch.compile, timed interleaved (GPU)")
     versus_note: str = Field("", description="why the output was not timed against PyTorch, where it was tried")
@@ -54,6 +58,7 @@ class ForgeState(BaseModel):
     outcomes: Annotated[list[StageOutcome], operator.add] = Field(default_factory=list)
     final: FinalCheck | None = None
     status: str | None = None
+    stopped: str | None = Field(None, description="why the remaining planned stages were skipped (budget spent)")
 
 
 # Types a checkpoint may hold: read back from SQLite only if listed (no other class is ever imported).
@@ -82,3 +87,4 @@ class RunContext:
     kb_budget: int = 2500
     engine: str = "rules"
     profiler: ProfileSession | None = None  # `--profile`: the hooks in profile/session.py read it
+    sources: dict[SourceName, CandidateSource] = field(default_factory=dict)  # what stages/*.yaml `sources:` name

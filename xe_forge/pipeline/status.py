@@ -1,13 +1,52 @@
-"""Which checks a verdict did not run, said out loud: every report and console summary lists them, and
-a status carries them ("improved, unseen shapes not checked"), so a skipped check is never mistaken
-for a passed one."""
+"""A run's status, said once: what the report, its headline, the exit code and a resumed batch agree on.
+
+Where speed is not measured (the CPU) a changed kernel is at most "verified correct, speed not
+measured"; only a GPU timing makes it "improved". Exit code 0 for those two (README, "Exit codes").
+A check that did not run is said out loud too: every report and console summary lists it, and the
+headline carries it ("improved, unseen shapes not checked"), so a skipped check is never mistaken for
+a passed one.
+"""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pydantic import BaseModel
 
-from xe_forge.problem.kernel import Problem
-from xe_forge.verify.models import Verdict
+if TYPE_CHECKING:
+    from xe_forge.problem.kernel import Problem
+    from xe_forge.verify.models import Verdict
+
+IMPROVED = "improved"
+CORRECT_UNTIMED = "verified correct, speed not measured"
+NO_IMPROVEMENT = "no improvement"
+NO_MEASURED_IMPROVEMENT = "no measured improvement"
+FINAL_FAILED = "final verification failed"
+STATUSES = (IMPROVED, CORRECT_UNTIMED, NO_IMPROVEMENT, NO_MEASURED_IMPROVEMENT, FINAL_FAILED)
+
+# A run that ended before its report node (its failure report says why; the CLI exits with the error's code)
+INTERRUPTED = "interrupted"  # Ctrl-C: resumable
+STOPPED = "stopped"  # the environment (the LLM endpoint, a device): fix it, then resume
+FAILED = "failed"  # bad input found late, or a crash
+
+
+def exit_code(status: str) -> int:
+    return 0 if status in (IMPROVED, CORRECT_UNTIMED) else 1
+
+
+def tone(status: str | None) -> str:
+    """How a page colours a status: 'ok' (exit code 0), 'bad' (failed, or stopped short), else 'warn'."""
+    if status is not None and exit_code(status) == 0:
+        return "ok"
+    bad = (FINAL_FAILED, FAILED, INTERRUPTED, STOPPED, "crashed", "timeout")  # the last two: a batch problem's process
+    return "bad" if status in bad else "warn"
+
+
+def stage_result(improved: bool, speed_verified: bool) -> str:
+    """What one stage did: 'improved' only where measured; a change verified on the CPU is no more than correct."""
+    if not improved:
+        return "kept input"
+    return IMPROVED if speed_verified else "changed, verified correct"
 
 
 class Skipped(BaseModel):
@@ -64,6 +103,6 @@ def timed_out(verdict: Verdict) -> bool:
 
 
 def headline(status: str, skipped: list[Skipped]) -> str:
-    """The status with what was not checked: 'improved, speed not measured, unseen shapes not checked'."""
-    base = status.removesuffix(" (speed unverified)")
-    return ", ".join([base] + [s.what for s in skipped])
+    """The status with what was not checked, each said once: 'verified correct, speed not measured, unseen
+    shapes not checked' (the status already says the speed was not measured)."""
+    return ", ".join([status] + [s.what for s in skipped if s.what not in status])

@@ -1,4 +1,4 @@
-"""Fixtures for tests/profile: recorded profiler outputs and a fake profiler executable on PATH."""
+"""Fixtures for tests/profiler: recorded profiler outputs and a fake profiler executable on PATH."""
 
 from __future__ import annotations
 
