@@ -104,6 +104,14 @@ def test_missing_kernel_is_exit_2_with_one_message(tmp_path, command):
     assert "Traceback" not in result.output
 
 
+def test_bench_on_the_cpu_is_an_environment_error_exit_3():
+    """Nothing is measured on the CPU: bench says so and exits 3, before running anything."""
+    example = Path(__file__).parents[1] / "examples" / "12_Gemm_Multiply_LeakyReLU" / "kernel.py"
+    result = runner.invoke(app, ["bench", str(example), "--device", "cpu"])
+    assert result.exit_code == 3, result.output
+    assert "bench measures speed" in result.stderr and "on the target GPU" in result.stderr
+
+
 @pytest.mark.parametrize(("args", "fragment"), [
     (["--variant", "nope"], "no variant 'nope'"),
     (["--reference", "absent_ref.py"], "reference file not found"),

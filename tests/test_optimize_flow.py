@@ -36,18 +36,23 @@ def test_optimize_example_with_relative_paths_writes_the_output(run):
     home, result, runs = run
     assert result.exit_code == 0, result.output
     assert "verified correct, speed not measured" in result.output
+    assert "1.000x" not in result.output and "best so far: verified correct, speed not measured" in result.output
     out = (home / "optimized.py").read_text()
     assert "@triton.autotune" in out and out != (home / "ex" / "kernel.py").read_text()
     assert len(runs) == 1 and (runs[0] / "output.py").read_text() == out
 
 
-def test_reports_say_speed_is_unverified_on_the_cpu(run):
+def test_reports_say_speed_is_not_measured_on_the_cpu(run):
     _, _, runs = run
     report = json.loads((runs[0] / "report.json").read_text())
-    assert report["device"] == "cpu" and report["speed"].startswith("unverified")
-    # the fused GEMM arrives autotuned and tiled, so device_tuning and autotuning find nothing left to do
+    assert report["device"] == "cpu" and report["speed"].startswith("not measured") and report["speedup"] is None
+    assert report["status"] == report["headline"] == "verified correct, speed not measured"  # said once
     assert [s["stage"] for s in report["stages"] if s["improved"]] == ["dtype", "fusion", "persistent"]
-    assert "unverified" in (runs[0] / "report.md").read_text()
+    assert all(s["speedup"] is None and not s["speed_verified"] for s in report["stages"])  # no number unmeasured
+    assert [s["check"] for s in report["not_checked"]] == ["speed"]
+    md = (runs[0] / "report.md").read_text()
+    assert "## Not checked" in md and "**speed not measured**" in md
+    assert "| unseen[0] BATCH=7 | yes | pass | 1/1 |" in md  # the unseen shapes' results
     assert (runs[0] / "report.html").read_text().startswith("<!doctype html>")
 
 

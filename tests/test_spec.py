@@ -218,6 +218,7 @@ def test_malformed_spec_is_one_input_error_naming_the_problem(tmp_path, case):
     assert info.value.exit_code == 2
     assert fragment in str(info.value), str(info.value)
     assert "bad_spec.yaml" in str(info.value), "the message must say which file is wrong"
+    assert "SPEC.md" in str(info.value) and "xe-forge spec init" in str(info.value)  # where the format is
 
 
 def test_missing_spec_file(tmp_path):

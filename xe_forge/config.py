@@ -70,7 +70,9 @@ class RunOptions(BaseModel):
     llm_reasoning_effort: ReasoningEffort | None = Field(None, description="passed to reasoning models as is")
     budget: str | None = Field(None, description="stop cleanly when spent: $2, 200k tokens, 45m")
     max_iters: int = Field(4, ge=0, description="CoVeR iterations per stage")
-    timeout: float = Field(300.0, gt=0, description="seconds before one candidate evaluation is killed")
+    # a compile-and-run at spec shapes takes seconds (5-10 s for a check of an example under the CPU
+    # interpreter): 120 s ends a hang soon, with room for autotuning's compiles on a GPU
+    timeout: float = Field(120.0, gt=0, description="seconds before one candidate evaluation is killed")
     trials: int = Field(3, ge=1, description="random-input correctness trials per shape")
     run_dir: Path = Field(Path("runs"), description="where run directories are created")
     profile: bool = Field(False, description="profile the kernel before each stage (ncu / VTune); the limiter "

@@ -45,3 +45,17 @@ def test_a_correct_problem_exits_0_and_exports(offline_env, tmp_path: Path):
     summary = json.loads(result.stdout)
     assert summary["correct"] == 1 and summary["per_problem"][0]["status"] == "verified correct, speed not measured"
     assert [json.loads(line)["stage"] for line in traj.read_text().splitlines()] == ["dtype"]
+
+
+@pytest.mark.slow
+def test_batch_runs_on_the_bundled_examples_layout(offline_env, tmp_path: Path):
+    """`xe-forge batch examples/`: each folder's own seed, reference and spec (README)."""
+    examples = Path(__file__).parents[2] / "examples"
+    result = _batch(str(examples), "--only", "76", "--out", str(tmp_path / "out"), "--device", "cpu",
+                    "--stages", "dtype", "--max-iters", "1", "--json")
+    assert result.exit_code == 0, result.output
+    row = json.loads(result.stdout)["per_problem"][0]
+    assert row["name"] == "76_Gemm_Add_ReLU" and row["correct"], row
+    assert row["not_checked"] == ["speed not measured"]  # from the problem's own run report
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert f'href="runs/{row["run_id"]}/report.html"' in html

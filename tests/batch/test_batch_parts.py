@@ -71,8 +71,58 @@ def test_discover_missing_dir_and_empty_selection_are_input_errors(tmp_path: Pat
         discover_problems(tmp_path / "nope", None)
     with pytest.raises(InputError, match="matching --only"):
         discover_problems(PROBLEMS, {99})
-    with pytest.raises(InputError, match="no problem files"):
+    with pytest.raises(InputError, match="no problems in"):
         discover_problems(tmp_path, None)
+
+
+def test_discover_the_examples_layout_a_folder_per_problem():
+    found = discover_problems(data_dir("examples"), {1, 12, 99})
+    assert [p.id for p in found] == [1, 12, 99]
+    twelve = found[1]
+    assert twelve.name == "12_Gemm_Multiply_LeakyReLU" and twelve.path.endswith("12_Gemm_Multiply_LeakyReLU/kernel_pytorch.py")
+    assert twelve.seed.endswith("12_Gemm_Multiply_LeakyReLU/kernel.py") and twelve.spec.endswith("spec.yaml")
+    assert len(discover_problems(data_dir("examples"), None)) == 20
+
+
+def test_discover_folders_and_files_side_by_side(tmp_path: Path):
+    own = tmp_path / "7_Own"
+    own.mkdir()
+    (own / "kernel_pytorch.py").write_text("")
+    (own / "kernel.py").write_text("")
+    (own / "kernel_spec.yaml").write_text("")  # any name `check` would find
+    (tmp_path / "8_NoSeed").mkdir()
+    (tmp_path / "8_NoSeed" / "kernel_pytorch.py").write_text("")
+    (tmp_path / "9_NotAProblem").mkdir()  # no reference: not a problem
+    (tmp_path / "10_File.py").write_text("")
+    found = {p.id: p for p in discover_problems(tmp_path, None)}
+    assert sorted(found) == [7, 8, 10]
+    assert found[7].seed == str(own / "kernel.py") and found[7].spec == str(own / "kernel_spec.yaml")
+    assert found[8].seed is None and found[8].spec is None and found[10].seed is None
+
+
+def test_discover_refuses_two_problems_with_one_id(tmp_path: Path):
+    (tmp_path / "3_A.py").write_text("")
+    (tmp_path / "3_B").mkdir()
+    (tmp_path / "3_B" / "kernel_pytorch.py").write_text("")
+    with pytest.raises(InputError, match="two problems with id 3"):
+        discover_problems(tmp_path, None)
+
+
+def test_a_problem_folder_seed_wins_over_seeds_dir(tmp_path: Path, monkeypatch):
+    """The seed and spec in the problem's own folder are the ones its job runs with."""
+    jobs = []
+
+    def child(job_path, env, limit):
+        jobs.append(ProblemJob.model_validate_json(Path(job_path).read_text()))
+        return "crashed", "stub"
+
+    monkeypatch.setattr(batch, "_run_child", child)
+    problem = discover_problems(data_dir("examples"), {12})[0]
+    opts = BatchRequest(problems_dir=str(data_dir("examples")), seeds_dir=str(SEEDS), out=str(tmp_path),
+                        run=RunRequest(device="cpu"))
+    batch._solve(problem, opts, SEEDS, tmp_path, {})
+    assert jobs[0].run.kernel == problem.seed and jobs[0].run.spec == problem.spec
+    assert jobs[0].run.reference == problem.path
 
 
 # ---------------------------------------------------------------- seeds

@@ -92,10 +92,12 @@ def test_port_verifies_refines_and_replays_on_resume(llm: FakeOpenAI, options, t
     assert all(r["prompt_hash"] and len(r["prompt_hash"]) == 64 for r in port_rows)
     assert port_rows[0]["prompt_hash"] != port_rows[1]["prompt_hash"]
 
-    # a batch killed after the port: resume redoes the problem without asking the model again
+    # a batch killed after the port, before its process wrote a result: resume redoes the problem
+    # without asking the model again
     asked = len(llm.requests)
     with sqlite3.connect(out / "batch.sqlite") as conn:
         conn.execute("UPDATE problems SET status='running' WHERE id=5")
+    next((out / "jobs").glob("p005-*.result.json")).unlink()
     again = run_batch(options(out, only="5", workers=1, max_iters=2, resume=True))
     assert again["per_problem"][0]["correct"] and again["per_problem"][0]["attempts"] == 2
     assert len(llm.requests) == asked, [r.text[:80] for r in llm.requests[asked:]]
@@ -107,6 +109,7 @@ def test_port_verifies_refines_and_replays_on_resume(llm: FakeOpenAI, options, t
     shutil.rmtree(next(p for p in (out / "runs").glob("p005-*") if not p.name.endswith("-port")))
     with sqlite3.connect(out / "batch.sqlite") as conn:
         conn.execute("UPDATE problems SET status='running' WHERE id=5")
+    next((out / "jobs").glob("p005-*.result.json")).unlink()
     third = run_batch(options(out, only="5", workers=1, max_iters=2, resume=True))
     assert third["per_problem"][0]["correct"] and third["per_problem"][0]["attempts"] == 3
     assert len(llm.requests_for(PORT_PROMPT)) == 2

@@ -73,7 +73,7 @@ def test_report_files_are_written(full_batch: dict):
     assert saved["fast_p"] == s["fast_p"]
     md = (out / "summary.md").read_text()
     assert md == render_markdown(s)
-    assert "| 5 | 5_Square_NoSeed | skipped | no |" in md and "output is matched by zeros" in md
+    assert "| 5 | 5_Square_NoSeed | - | skipped | no |" in md and "output is matched by zeros" in md
     html = (out / "report.html").read_text()
     assert "Speed not measured (CPU run)" in html and "2_RowMax_Subtract" in html
     for pid in (1, 2):  # every problem whose seed passed its baseline got a full pipeline run
@@ -118,11 +118,25 @@ def test_resume_reruns_a_problem_left_running(full_batch: dict, options, tmp_pat
     shutil.copytree(full_batch["out"], out)
     with sqlite3.connect(out / "batch.sqlite") as conn:
         conn.execute("UPDATE problems SET status='running', result=NULL WHERE id IN (1, 5)")
+    for pid in (1, 5):  # killed mid-problem: its process never wrote a result
+        next((out / "jobs").glob(f"p{pid:03d}-*.result.json")).unlink()
     s = run_batch(options(out, only="1-3,5", workers=1, resume=True))
     rows = _rows(s)
     assert {i: rows[i]["attempts"] for i in rows} == {1: 2, 2: 1, 3: 1, 5: 2}
     assert rows[1]["correct"] and rows[1]["status"] == "verified correct, speed not measured"  # its finished run resumed
     assert rows[5]["status"] == "skipped" and s["correct"] == 2
+
+
+def test_resume_keeps_a_problem_that_finished_just_before_the_batch_stopped(full_batch: dict, options,
+                                                                            tmp_path: Path):
+    """Stopped between the problem process writing its result and the batch recording it: not run again."""
+    out = tmp_path / "out"
+    shutil.copytree(full_batch["out"], out)
+    with sqlite3.connect(out / "batch.sqlite") as conn:
+        conn.execute("UPDATE problems SET status='running', result=NULL WHERE id=1")
+    s = run_batch(options(out, only="1-3,5", workers=1, resume=True))
+    row = _rows(s)[1]
+    assert row["attempts"] == 1 and row["correct"] and row["status"] == "verified correct, speed not measured"
 
 
 def _processes_with(marker: str) -> list[int]:

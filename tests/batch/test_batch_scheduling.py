@@ -7,6 +7,7 @@ while the batch goes on. The same properties are checked on real problem process
 
 from __future__ import annotations
 
+import signal
 import sqlite3
 import threading
 import time
@@ -187,3 +188,41 @@ def test_resume_retries_environment_failures_but_not_bad_input(problems_dir, tmp
     s = run_batch(_opts(problems_dir, out, only="1-3", resume=True))
     assert solver.ids == [2]
     assert {r["id"]: r["status"] for r in s["per_problem"]} == {1: "no improvement", 2: "no improvement", 3: "failed"}
+
+
+class _CtrlCSolver(StubSolver):
+    """Ctrl-C arrives while problem `at` runs; with `finished`, its process had already written its result."""
+
+    def __init__(self, at: int, finished: bool) -> None:
+        super().__init__(delay=0)
+        self.at, self.finished = at, finished
+
+    def __call__(self, problem, opts, seeds_dir, out, env, executor=None) -> ProblemResult:
+        result = super().__call__(problem, opts, seeds_dir, out, env)
+        if problem.id == self.at:
+            if self.finished:  # what the real problem process writes as its last act
+                jobs = Path(out) / "jobs"
+                jobs.mkdir(parents=True, exist_ok=True)
+                (jobs / f"{batch._run_id(problem)}.result.json").write_text(result.model_dump_json())
+            signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)  # a real Ctrl-C, to the main thread
+            time.sleep(0.5)  # the batch stops while this problem is still in flight
+        return result
+
+
+@pytest.mark.parametrize("finished", [False, True])
+def test_ctrl_c_returns_a_partial_summary_and_resume_runs_only_what_did_not_finish(problems_dir, tmp_path,
+                                                                                   monkeypatch, finished):
+    out = tmp_path / "out"
+    monkeypatch.setattr(batch, "_solve", _CtrlCSolver(at=3, finished=finished))
+    s = run_batch(_opts(problems_dir, out, only="1-6", workers=1))
+    assert s["interrupted"] is True and s["problems"] == 6
+    done = {r["id"] for r in s["per_problem"] if r["status"] not in (None, "running")}
+    assert done == ({1, 2, 3} if finished else {1, 2})
+    assert len(s["unfinished"]) == 6 - len(done)
+    md = (out / "summary.md").read_text()
+    assert "INTERRUPTED" in md and "--resume" in md and "None" not in md
+    solver = StubSolver(delay=0)
+    monkeypatch.setattr(batch, "_solve", solver)
+    again = run_batch(_opts(problems_dir, out, only="1-6", workers=1, resume=True))
+    assert solver.ids == sorted({1, 2, 3, 4, 5, 6} - done)  # a problem that finished is never run twice
+    assert again["interrupted"] is False and again["correct"] == 6

@@ -87,6 +87,6 @@ def test_reports_with_measured_speed_carry_the_chart(measured: list[dict], tmp_p
     assert json.loads((tmp_path / "summary.json").read_text())["fast_p"]["1"] == pytest.approx(0.4)
     md = (tmp_path / "summary.md").read_text()
     assert md == render_markdown(s)
-    assert "| 4 | 4_D | failed | no |" in md and "output is matched by zeros" in md
+    assert "| 4 | 4_D | - | failed | no |" in md and "output is matched by zeros" in md
     html = (tmp_path / "report.html").read_text()
     assert '<img alt="speedups" src="data:image/png;base64,' in html and "4_D" in html

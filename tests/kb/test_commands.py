@@ -47,6 +47,21 @@ def test_search_ranks_and_full_prints_whole_entries():
     assert full.exit_code == 0 and "### " in full.output
 
 
+def _rows(output: str) -> list[list[str]]:
+    return [[c.strip() for c in line.split("│")[1:-1]] for line in output.splitlines() if line.startswith("│")]
+
+
+def test_search_shows_ten_matches_by_default_and_never_a_zero_score():
+    result = runner.invoke(kb_app, ["search", "tile"])
+    rows = _rows(result.output)
+    assert result.exit_code == 0 and 0 < len(rows) <= 10, result.output
+    assert all(float(r[0]) > 0 for r in rows) and "more match" in result.output
+    three = _rows(runner.invoke(kb_app, ["search", "tile", "--limit", "3"]).output)
+    assert three == rows[:3]
+    nothing = runner.invoke(kb_app, ["search", "zzqxv"])
+    assert nothing.exit_code == 0 and "no entry matches" in nothing.output and not _rows(nothing.output)
+
+
 def test_parse_toolchain():
     assert str(parse_toolchain("triton-xpu==3.7.2")) == "triton-xpu 3.7.2"
     assert str(parse_toolchain("triton 3.9.0")) == "triton 3.9.0"

@@ -4,6 +4,7 @@ no traceback; what is transient is retried, a context overflow shrinks the promp
 
 from __future__ import annotations
 
+import json
 import re
 import time
 
@@ -64,6 +65,9 @@ def test_failing_endpoint_exits_3_with_one_message_and_the_resume_command(fake_l
     (run_dir,) = (tmp_path / "runs").iterdir()
     (call,) = store_rows(run_dir, "llm_calls")  # the failed call is on the ledger, the key is not
     assert call["error"] and SECRET not in str(call)
+    report = json.loads((run_dir / "report.json").read_text())  # the run's report says why, and how to continue
+    assert report["status"] == "stopped" and _resume_line(output, tmp_path) in report["error"]
+    assert SECRET not in (run_dir / "report.md").read_text() + (run_dir / "report.html").read_text()
 
 
 def test_a_hanging_endpoint_gives_up_after_the_timeout_once_retried_and_says_which_setting(fake_llm, tmp_path):

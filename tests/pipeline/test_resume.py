@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from collections import Counter
 from pathlib import Path
@@ -131,6 +132,8 @@ def test_ctrl_c_in_the_lm_then_resume_with_dummy_lm(tmp_path, stage_calls):
     assert str(stop.value) == (f"interrupted: run {run_id} is saved; continue with: "
                                f"xe-forge optimize --resume {run_id} --run-dir {tmp_path / 'runs'}")
     assert stop.value.exit_code == 130
+    saved = json.loads((tmp_path / "runs" / run_id / "report.json").read_text())  # the report says so too
+    assert saved["status"] == "interrupted" and f"xe-forge optimize --resume {run_id}" in saved["error"]
 
     second = InterruptingLM([_answer("fused_good")])  # memory_access: the same code again, so no change
     result = run(llm_settings(), tmp_path, resume=_only_run(tmp_path), lm=second)

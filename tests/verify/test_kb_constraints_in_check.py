@@ -29,7 +29,7 @@ def test_old_grf_name_is_rejected_for_xe2_with_the_entry_id(tmp_path, monkeypatc
     kernel = _variant(tmp_path, "grf_mode='large', num_warps=8,")
     result = CliRunner().invoke(app, ["check", str(kernel), "--device", "cpu", "--target", "intel-xe2"])
     assert result.exit_code == 1
-    assert "failed at static" in result.output and "[xpu-grf-mode-names" in result.output
+    assert "FAILED at static" in result.output and "[xpu-grf-mode-names" in result.output
     assert "'large'" in result.output
 
 

@@ -45,6 +45,7 @@ def run(job: ProblemJob) -> ProblemResult:
     report = result.report
     out.status, out.exit_code, out.device = result.status, result.exit_code, report.device
     out.degenerate, out.correct = report.degenerate_reference, bool(report.final.passed)
+    out.not_checked = [s.what for s in report.not_checked]
     problem = load_problem(Path(result.run_dir) / "output.py", request.reference, request.spec, request.variant)
     with Evaluator(request.device, request.target, timeout=request.timeout, trials=1) as ev:
         if ev.measures_speed and out.correct:

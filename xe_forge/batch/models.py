@@ -14,9 +14,14 @@ PortedBy = Literal["lower", "llm"]  # who made the seed of a problem that had no
 
 
 class ProblemFile(BaseModel):
+    """A problem: its reference (`path`); in the examples layout (a folder per problem) also its own seed
+    kernel and spec, which then win over --seeds."""
+
     id: int
     name: str
     path: str
+    seed: str | None = None
+    spec: str | None = None
 
 
 class BatchRequest(BaseModel):
@@ -59,6 +64,7 @@ class ProblemResult(BaseModel):
     exit_code: int | None = Field(None, description="the optimize run's exit code; 3: environment, retried on --resume")
     correct: bool = False
     degenerate: list[str] = Field(default_factory=list)
+    not_checked: list[str] = Field(default_factory=list, description="checks the run did not run (its report)")
     device: str | None = None
     ported: bool = False
     ported_by: PortedBy | None = Field(None, description="who made the seed of a problem that had none")

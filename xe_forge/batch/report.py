@@ -7,8 +7,6 @@ correctness rate) is reported and the other entries say so.
 
 from __future__ import annotations
 
-import base64
-import html
 import json
 import math
 from pathlib import Path
@@ -30,8 +28,9 @@ def geomean(values: list[float]) -> float | None:
 
 
 def summarize(results: list[dict[str, Any]], *, wall_seconds: float = 0.0, workers: int = 1,
-              ran: int | None = None) -> dict[str, Any]:
-    """`ran`: problems run by this invocation (a resumed batch also reports the earlier ones) for the rate."""
+              ran: int | None = None, interrupted: bool = False) -> dict[str, Any]:
+    """`ran`: problems run by this invocation (a resumed batch also reports the earlier ones) for the rate.
+    `interrupted`: the batch was stopped (Ctrl-C); the figures are over what finished, the rest is listed."""
     n = len(results)
     correct = [r for r in results if r.get("correct")]
     eager = {r["id"]: _speedup(r, "eager") for r in correct}
@@ -62,10 +61,15 @@ def summarize(results: list[dict[str, Any]], *, wall_seconds: float = 0.0, worke
         "problems_per_hour": ((len(finished) if ran is None else ran) / (wall_seconds / 3600))
                              if wall_seconds > 0 else None,
         "speed_measured": measured,
+        "interrupted": interrupted,
+        "unfinished": [r["name"] for r in results if r.get("status") in (None, "running")],
         "per_problem": [{"id": r["id"], "name": r["name"], "status": r.get("status"), "reason": r.get("reason", ""),
+                         "run_id": r.get("run_id"),
                          "correct": bool(r.get("correct")), "speedup_vs_eager": _speedup(r, "eager"),
                          "speedup_vs_compile": _speedup(r, "torch.compile"), "worker": r.get("worker"),
-                         "attempts": r.get("attempts"), "degenerate": r.get("degenerate", [])} for r in results],
+                         "attempts": r.get("attempts"), "degenerate": r.get("degenerate", []),
+                         "not_checked": r.get("not_checked", []), "ported_by": r.get("ported_by")}
+                        for r in results],
     }
 
 
@@ -92,36 +96,83 @@ def _charts(summary: dict[str, Any]) -> bytes | None:
     return to_png(fig)
 
 
-def render_markdown(summary: dict[str, Any]) -> str:
-    def fmt(v: Any) -> str:
-        return f"{v:.3f}" if isinstance(v, float) else str(v)
+def _fmt(v: Any) -> str:
+    return f"{v:.3f}" if isinstance(v, float) else str(v)
 
-    lines = ["# xe-forge batch", "", f"- problems: {summary['problems']}, correct: {summary['correct']} "
-             f"({summary['correctness_rate']:.0%})",
-             "- fast_p: " + ", ".join(f"p={k}: {fmt(v)}" for k, v in summary["fast_p"].items()),
-             f"- geomean speedup over eager (correct, measured): {fmt(summary['geomean_speedup_vs_eager'])}",
-             f"- geomean speedup over torch.compile: {fmt(summary['geomean_speedup_vs_compile'])}",
-             f"- workers: {summary['workers']} (used: {summary['workers_used']}), wall {summary['wall_seconds']:.0f} s, "
-             f"problems/hour: {fmt(summary['problems_per_hour'])}", "",
-             "| id | problem | status | correct | vs eager | vs compile | worker | degenerate | reason |",
-             "|---|---|---|---|---|---|---|---|---|"]
+
+def _geomean_text(summary: dict[str, Any], key: str, absent: str) -> str:
+    """A geomean, or why there is none: never a raw None."""
+    value = summary[key]
+    if value is not None:
+        return f"{value:.3f}x"
+    return "not measured (CPU)" if not summary["speed_measured"] else absent
+
+
+def headline_lines(summary: dict[str, Any]) -> list[str]:
+    """The figures a batch is judged by, one per line, as the console, summary.md and report.html show them."""
+    s = summary
+    lines = [f"problems: {s['problems']}, correct: {s['correct']} ({s['correctness_rate']:.0%})",
+             "fast_p: " + ", ".join(f"p={k}: {_fmt(v)}" for k, v in s["fast_p"].items()),
+             f"geomean speedup over eager (correct, measured): "
+             f"{_geomean_text(s, 'geomean_speedup_vs_eager', 'no correct problem was timed')}",
+             f"geomean speedup over torch.compile: "
+             f"{_geomean_text(s, 'geomean_speedup_vs_compile', 'not timed (pass --compile)')}",
+             f"geomean speedup over the seeds: {_geomean_text(s, 'geomean_speedup_vs_seed', 'no seed was timed')}",
+             f"workers: {s['workers']} (used: {', '.join(map(str, s['workers_used'])) or 'none'}), "
+             f"wall {s['wall_seconds']:.0f} s, problems/hour: "
+             + (f"{s['problems_per_hour']:.1f}" if s["problems_per_hour"] is not None else "-")]
+    if s.get("interrupted"):
+        lines.append(f"INTERRUPTED: {len(s['unfinished'])} problem(s) not finished "
+                     f"({', '.join(s['unfinished'][:10]) or 'none'}); `--resume` continues the batch")
+    return lines
+
+
+PORTED_BY = {"lower": "TorchInductor lowering", "llm": "LLM"}
+
+
+def ported_by(r: dict[str, Any]) -> str:
+    """Who made the seed of a problem that had none (batch/port.py); '-' where a seed was given."""
+    return PORTED_BY.get(r.get("ported_by") or "", "-")
+
+
+def not_checked(r: dict[str, Any]) -> str:
+    """The checks a problem's run did not run, less what its status already says ('speed not measured')."""
+    return ", ".join(w for w in r["not_checked"] if w not in (r["status"] or ""))
+
+
+def _speed_cell(r: dict[str, Any], key: str) -> str:
+    return f"{r[key]:.3f}" if r[key] else "-"
+
+
+def render_markdown(summary: dict[str, Any]) -> str:
+    lines = ["# xe-forge batch", ""] + [f"- {line}" for line in headline_lines(summary)] + [
+        "", "| id | problem | ported by | status | correct | vs eager | vs compile | worker | degenerate | not checked "
+        "| reason |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in summary["per_problem"]:
-        lines.append(f"| {r['id']} | {r['name']} | {r['status']} | {'yes' if r['correct'] else 'no'} | "
-                     f"{fmt(r['speedup_vs_eager']) if r['speedup_vs_eager'] else '-'} | "
-                     f"{fmt(r['speedup_vs_compile']) if r['speedup_vs_compile'] else '-'} | {r['worker']} | "
-                     f"{'; '.join(r['degenerate'])} | {r['reason'][:120]} |")
+        reason = " ".join(r["reason"][:120].replace("|", "/").split())
+        worker = "-" if r["worker"] is None else r["worker"]
+        lines.append(f"| {r['id']} | {r['name']} | {ported_by(r)} | {r['status'] or 'not started'} | {'yes' if r['correct'] else 'no'} | "
+                     f"{_speed_cell(r, 'speedup_vs_eager')} | {_speed_cell(r, 'speedup_vs_compile')} | {worker} | "
+                     f"{'; '.join(r['degenerate'])} | {not_checked(r)} | {reason} |")
     return "\n".join(lines) + "\n"
+
+
+def render_html(out: Path, summary: dict[str, Any]) -> str:
+    """The batch page (same layout as a run's): figures, the fast_p curve, one row per problem with a link
+    to its run's report."""
+    from xe_forge.pipeline.html import data_uri, render_page
+
+    links = {r["id"]: f"runs/{r['run_id']}/report.html" for r in summary["per_problem"]
+             if r.get("run_id") and (out / "runs" / r["run_id"] / "report.html").is_file()}
+    return render_page("batch.html.j2", s=summary, lines=headline_lines(summary), links=links,
+                       chart=data_uri(_charts(summary)), ported_by=ported_by,
+                       not_checked=not_checked)
 
 
 def write_batch_report(out: Path, summary: dict[str, Any], results: list[dict[str, Any]]) -> None:
     (out / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
-    md = render_markdown(summary)
-    (out / "summary.md").write_text(md)
-    png = _charts(summary)
-    img = (f'<img alt="speedups" src="data:image/png;base64,{base64.b64encode(png).decode()}">' if png
-           else "<p>Speed not measured (CPU run): correctness only.</p>")
-    (out / "report.html").write_text(f"<!doctype html><html><head><meta charset='utf-8'><title>xe-forge batch</title>"
-                                     f"</head><body>{img}<pre>{html.escape(md)}</pre></body></html>\n")
+    (out / "summary.md").write_text(render_markdown(summary))
+    (out / "report.html").write_text(render_html(out, summary))
 
 
 def export_trajectories(out: Path, target: Path) -> int:

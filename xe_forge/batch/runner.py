@@ -28,11 +28,12 @@ from xe_forge.batch.models import BatchRequest, ProblemFile, ProblemJob, Problem
 from xe_forge.batch.store import BatchStore
 from xe_forge.errors import EnvError, InputError
 from xe_forge.pipeline.status import STATUSES
+from xe_forge.problem.kernel import find_spec
 
 if TYPE_CHECKING:
     from xe_forge.pipeline.progress import BatchProgress
 
-PROBLEM_FILE = re.compile(r"^(\d+)_(.+)\.py$")
+PROBLEM_ENTRY = re.compile(r"^(\d+)_(.+?)(\.py)?$")
 FINAL = (*STATUSES, "skipped", "failed", "timeout", "crashed")
 _LIVE: set[subprocess.Popen] = set()  # problem processes now running, killed if the batch itself is stopped
 
@@ -55,17 +56,40 @@ def parse_only(text: str | None) -> set[int] | None:
 
 
 def discover_problems(directory: Path, only: set[int] | None) -> list[ProblemFile]:
+    """Problems in either layout: KernelBench files `<id>_<Ops>.py`, or folders `<id>_<Ops>/` as in examples/
+    (kernel_pytorch.py the reference, kernel.py the seed, a spec named as `check` looks for it)."""
     if not directory.is_dir():
         raise InputError(f"problems directory not found: {directory}")
-    found = []
+    found: dict[int, ProblemFile] = {}
     for path in sorted(directory.iterdir()):
-        m = PROBLEM_FILE.match(path.name)
-        if m and path.is_file() and (only is None or int(m.group(1)) in only):
-            found.append(ProblemFile(id=int(m.group(1)), name=path.stem, path=str(path.resolve())))
+        m = PROBLEM_ENTRY.match(path.name)
+        problem = _problem_file(path, int(m.group(1))) if m else None
+        if problem is None or (only is not None and problem.id not in only):
+            continue
+        if problem.id in found:
+            raise InputError(f"two problems with id {problem.id} in {directory}: {found[problem.id].name} and "
+                             f"{problem.name}")
+        found[problem.id] = problem
     if not found:
-        raise InputError(f"no problem files like '12_Gemm_Multiply_LeakyReLU.py' in {directory}"
-                         + (" matching --only" if only else ""))
-    return sorted(found, key=lambda p: p.id)
+        raise InputError(f"no problems in {directory}" + (" matching --only" if only else ""),
+                         hint="problems are KernelBench files like '12_Gemm_Multiply_LeakyReLU.py', or folders "
+                              "like examples/12_Gemm_Multiply_LeakyReLU/ holding kernel_pytorch.py (reference), "
+                              "kernel.py (seed) and spec.yaml")
+    return sorted(found.values(), key=lambda p: p.id)
+
+
+def _problem_file(path: Path, pid: int) -> ProblemFile | None:
+    if path.is_file() and path.suffix == ".py":
+        return ProblemFile(id=pid, name=path.stem, path=str(path.resolve()))
+    if not path.is_dir():
+        return None
+    reference, seed = path / "kernel_pytorch.py", path / "kernel.py"
+    if not reference.is_file():
+        return None
+    spec = find_spec(seed)
+    return ProblemFile(id=pid, name=path.name, path=str(reference.resolve()),
+                       seed=str(seed.resolve()) if seed.is_file() else None,
+                       spec=str(spec.resolve()) if spec else None)
 
 
 def find_seed(seeds_dir: Path, problem_id: int) -> tuple[str | None, str | None]:
@@ -76,12 +100,13 @@ def find_seed(seeds_dir: Path, problem_id: int) -> tuple[str | None, str | None]
         m = re.match(r"^(\d+)_", entry.name)
         if not m or int(m.group(1)) != problem_id:
             continue
-        if entry.is_dir() and (entry / "kernel.py").is_file():
-            spec = entry / "spec.yaml"
-            return str((entry / "kernel.py").resolve()), str(spec.resolve()) if spec.is_file() else None
-        if entry.is_file() and entry.suffix == ".py" and not entry.stem.endswith("_pytorch"):
-            spec = entry.with_suffix(".yaml")
-            return str(entry.resolve()), str(spec.resolve()) if spec.is_file() else None
+        kernel = entry / "kernel.py" if entry.is_dir() else entry
+        if kernel.is_file() and kernel.suffix == ".py" and not kernel.stem.endswith("_pytorch"):
+            # a folder's spec is found as `check` finds it; a flat directory's `spec.yaml` is nobody's in particular
+            spec = find_spec(kernel) if entry.is_dir() else next(
+                (p for p in (kernel.with_suffix(".yaml"), kernel.with_name(f"{kernel.stem}_spec.yaml")) if p.is_file()),
+                None)
+            return str(kernel.resolve()), str(spec.resolve()) if spec else None
     return None, None
 
 
@@ -151,9 +176,9 @@ def run_job(job: ProblemJob, job_path: Path, env: dict[str, str], limit: float) 
     result_path.unlink(missing_ok=True)
     job_path.write_text(job.model_dump_json(indent=2))
     status, reason = _run_child(job_path, env, limit)
-    if status is None and result_path.is_file():
-        return ProblemResult.model_validate_json(result_path.read_text())
-    return ProblemResult.failed(job.problem, job.run_id, status or "crashed", reason or "the problem process wrote no result")
+    result = _finished_result(result_path) if status is None else None
+    return result or ProblemResult.failed(job.problem, job.run_id, status or "crashed",
+                                          reason or "the problem process wrote no result")
 
 
 def _run_child(job_path: Path, env: dict[str, str], limit: float) -> tuple[str | None, str]:
@@ -175,7 +200,27 @@ def _run_child(job_path: Path, env: dict[str, str], limit: float) -> tuple[str |
     return None, ""
 
 
+def _finished_result(path: Path) -> ProblemResult | None:
+    """The result a problem process wrote at its very end; None when it did not get there."""
+    try:
+        return ProblemResult.model_validate_json(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _adopt_finished(store: BatchStore, out: Path, problems: list[ProblemFile]) -> None:
+    """A problem left 'running' whose process had already written its result (the batch was stopped
+    between the two) is finished: record it, so --resume does not run it again."""
+    for p in problems:
+        if store.status(p.id) == "running":
+            result = _finished_result(out / "jobs" / f"{_run_id(p)}.result.json")
+            if result is not None:
+                store.finish(p.id, result)
+
+
 def run_batch(opts: BatchRequest, progress: BatchProgress | None = None) -> dict[str, Any]:
+    """Run the batch; on Ctrl-C, stop every problem process, keep what finished, and return the partial
+    summary (`interrupted`: True) for the caller to show."""
     from xe_forge.batch.report import summarize, write_batch_report
     from xe_forge.paths import data_dir
 
@@ -186,6 +231,7 @@ def run_batch(opts: BatchRequest, progress: BatchProgress | None = None) -> dict
     store = BatchStore(out / "batch.sqlite")
     if not opts.resume and store.results():
         raise InputError(f"{out} already holds a batch", hint="pass --resume to continue it, or choose another --out")
+    _adopt_finished(store, out, problems)
     env_failed = {r["id"] for r in store.results() if r.get("exit_code") == 3}  # e.g. LLM unreachable: retry
     todo = [p for p in problems if not (opts.resume and store.status(p.id) in FINAL and p.id not in env_failed)]
     executor = _executor(opts)
@@ -200,7 +246,7 @@ def run_batch(opts: BatchRequest, progress: BatchProgress | None = None) -> dict
 
     def worker(index: int, slot: dict[str, str]) -> None:
         env = {**os.environ, **slot, "PYTHONUNBUFFERED": "1"}
-        while True:
+        while not stopping.is_set():
             try:
                 problem = jobs.get_nowait()
             except queue.Empty:
@@ -212,7 +258,7 @@ def run_batch(opts: BatchRequest, progress: BatchProgress | None = None) -> dict
                 result = _solve(problem, opts, seeds_dir, out, env, executor)
             except Exception as exc:  # the runner's own failure on one problem must not end this worker
                 result = ProblemResult.failed(problem, None, "failed", f"batch runner error: {type(exc).__name__}: {exc}")
-            if stopping.is_set():  # killed because the batch was stopped: stays 'running', so --resume redoes it
+            if stopping.is_set():  # stays 'running' unless its process wrote a result first (_adopt_finished)
                 return
             store.finish(problem.id, result)
             if progress:
@@ -220,27 +266,43 @@ def run_batch(opts: BatchRequest, progress: BatchProgress | None = None) -> dict
 
     threads = [threading.Thread(target=worker, args=(i, s), daemon=True) for i, s in enumerate(slots)]
     started = time.monotonic()
+    interrupted = False
     for t in threads:
         t.start()
     try:
         for t in threads:
             t.join()
-    except BaseException:  # Ctrl-C
+    except KeyboardInterrupt:  # keep what finished; the caller shows the partial summary
+        interrupted = True
+        stopping.set()
+        executor.stop()
+        for t in threads:
+            t.join(timeout=30)
+    except BaseException:
         stopping.set()
         executor.stop()
         raise
     finally:
         executor.close()
+    _adopt_finished(store, out, problems)
     results = [r for r in store.results() if r["id"] in {p.id for p in problems}]
-    summary = summarize(results, wall_seconds=time.monotonic() - started, workers=len(slots), ran=len(todo))
+    results += [{"id": p.id, "name": p.name, "status": None} for p in problems
+                if p.id not in {r["id"] for r in results}]  # never started: listed as unfinished
+    summary = summarize(sorted(results, key=lambda r: r["id"]), wall_seconds=time.monotonic() - started,
+                        workers=len(slots), ran=len(todo), interrupted=interrupted)
     write_batch_report(out, summary, results)
     return summary
 
 
+def _run_id(problem: ProblemFile) -> str:
+    return f"p{problem.id:03d}-{problem.name[:40]}"
+
+
 def _solve(problem: ProblemFile, opts: BatchRequest, seeds_dir: Path, out: Path, env: dict[str, str],
            executor: Executor | None = None) -> ProblemResult:
-    seed, spec = find_seed(seeds_dir, problem.id)
-    run_id = f"p{problem.id:03d}-{problem.name[:40]}"
+    """One problem in its own process, where the executor runs it; a problem folder's own seed wins."""
+    seed, spec = (problem.seed, problem.spec) if problem.seed else find_seed(seeds_dir, problem.id)
+    run_id = _run_id(problem)
     result_path = out / "jobs" / f"{run_id}.result.json"
     result_path.parent.mkdir(parents=True, exist_ok=True)
     # the problem's process sees only its worker's GPU: the device kind passes through unchanged

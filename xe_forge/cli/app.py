@@ -10,7 +10,7 @@ import sys
 
 import typer
 
-from xe_forge.cli import batch, check, doctor, kb, llm, optimize, port, profile
+from xe_forge.cli import batch, check, doctor, kb, llm, optimize, port, profile, spec
 from xe_forge.cli.common import err_console
 from xe_forge.errors import ForgeError
 
@@ -28,6 +28,7 @@ app.command()(profile.profile)
 app.command()(doctor.doctor)
 app.add_typer(kb.kb_app, name="kb", help="Knowledge base: list, show, search, validate, add, distill.")
 app.add_typer(llm.llm_app, name="llm")
+app.add_typer(spec.spec_app, name="spec")
 
 
 def main() -> None:

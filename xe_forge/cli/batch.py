@@ -21,16 +21,19 @@ from xe_forge.cli.common import (
     TrialsOpt,
     VariantOpt,
     console,
+    err_console,
     run_command,
     settings_from_flags,
 )
 
 
 def batch(
-    problems_dir: Annotated[Path, typer.Argument(help="KernelBench level directory (files <id>_<Ops>.py with Model, "
-                                                 "get_inputs, get_init_inputs) or any directory in that format.")],
-    seeds: Annotated[Path | None, typer.Option("--seeds", help="Seed Triton kernels matched by id (default: the "
-                                               "bundled examples/).")] = None,
+    problems_dir: Annotated[Path, typer.Argument(help="Problems, in either layout: KernelBench files <id>_<Ops>.py "
+                                                 "(Model, get_inputs, get_init_inputs; seeds from --seeds), or folders "
+                                                 "<id>_<Ops>/ as in examples/ (kernel_pytorch.py the reference, "
+                                                 "kernel.py the seed, spec.yaml).")],
+    seeds: Annotated[Path | None, typer.Option("--seeds", help="Seed Triton kernels matched by id, for problems "
+                                               "without their own (default: the bundled examples/).")] = None,
     only: Annotated[str | None, typer.Option("--only", help="Problem ids, e.g. 1-20,37.")] = None,
     workers: Annotated[int | None, typer.Option("--workers", help="Workers (default: one per GPU; 1 on the CPU).")] = None,
     resume: Annotated[bool, typer.Option("--resume", help="Skip problems already finished in --out.")] = False,
@@ -57,7 +60,8 @@ def batch(
                                             "workers.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Optimize many KernelBench-format problems: resumable, one worker per GPU (or a Ray task each), fast_p report."""
+    """Optimize many problems (KernelBench files, or folders as in examples/): resumable, one worker per GPU
+    (or a Ray task each), fast_p report."""
     from xe_forge.batch.models import BatchRequest
     from xe_forge.batch.report import export_trajectories as export
     from xe_forge.batch.report import render_markdown
@@ -73,7 +77,11 @@ def batch(
                                workers=workers, resume=resume, out=str(out), time_limit=time_limit,
                                compile=compile_ref, ray=ray or settings.ray_address,
                                run=RunRequest.from_settings(settings, variant=variant, stages=stages))
-        summary = run_batch(request, progress=None if as_json else BatchProgress())
+        progress = BatchProgress(quiet=as_json)
+        try:
+            summary = run_batch(request, progress=progress)
+        finally:
+            progress.close()
         if export_trajectories:
             n = export(Path(out), export_trajectories)
             if not as_json:
@@ -81,8 +89,13 @@ def batch(
         if as_json:
             console.print_json(json.dumps(summary, default=str))
         else:
-            console.print(render_markdown(summary), highlight=False)
-            console.print(f"report: {out}/summary.md, {out}/report.html")
+            console.print(render_markdown(summary), highlight=False, markup=False)
+            console.print(f"report: {out}/summary.md, {out}/report.html", highlight=False, markup=False)
+        if summary["interrupted"]:
+            err_console.print(f"interrupted: {len(summary['unfinished'])} problem(s) not finished; "
+                              f"`xe-forge batch {problems_dir} --out {out} --resume` continues", highlight=False,
+                              markup=False)
+            return 130
         return 0 if summary["correct"] else 1
 
     raise typer.Exit(code=run_command(go))

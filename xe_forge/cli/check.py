@@ -22,12 +22,15 @@ from xe_forge.cli.common import (
     TrialsOpt,
     VariantOpt,
     console,
+    err_console,
     run_command,
     settings_from_flags,
 )
-from xe_forge.cli.render import timing_line, verdict_table
-from xe_forge.errors import InputError
-from xe_forge.problem.kernel import load_problem
+from xe_forge.cli.render import skipped_lines, timeout_hint, timing_line, verdict_line, verdict_table
+from xe_forge.errors import EnvError, InputError
+from xe_forge.pipeline.progress import LiveStatus
+from xe_forge.pipeline.status import skipped_checks
+from xe_forge.problem.kernel import Problem, load_problem
 from xe_forge.verify.evaluate import Evaluator, allowance_from_file, declared_allowance, input_allowance
 from xe_forge.verify.models import Verdict
 
@@ -94,34 +97,61 @@ def _bad_input(verdict: Verdict, what: str) -> InputError:
     return InputError(f"{what}: {msg}")
 
 
+def _what_runs(problem: Problem, trials: int, unseen: bool) -> str:
+    """The phases one evaluation goes through, for the live status (the worker reports none of them)."""
+    variant = problem.variant or "get_inputs() shapes"
+    steps = ["static checks", "worker start", "import and compile", f"{trials} trials", "ghost replay"]
+    if unseen:
+        steps.append("unseen shapes")
+    return f"verifying {variant}: " + ", ".join(steps)
+
+
 def check_command(candidate: Path, *, reference: Path | None, spec: Path | None, variant: str | None,
                   device: str, target: str | None, baseline: Path | None, allow_torch: str, unseen: bool,
                   trials: int, timeout: float, as_json: bool, console: Console) -> int:
-    problem = load_problem(candidate, reference, spec, variant)
-    allow = declared_allowance(problem, allow_torch.split(","))
-    allow |= allowance_from_file(baseline) if baseline else set()
-    with Evaluator(device, target, timeout=timeout, trials=trials) as ev:
-        for warning in [] if as_json else ev.warnings_for(problem):
-            console.print(f"[yellow]warning:[/yellow] {warning}", highlight=False)
-        verdict = ev.evaluate(problem.kernel.source, problem, allow_torch=allow, unseen=unseen, time_it=False)
+    with LiveStatus(err_console, enabled=not as_json) as status:
+        status.phase(f"reading {candidate}")
+        problem = load_problem(candidate, reference, spec, variant)
+        allow = declared_allowance(problem, allow_torch.split(","))
+        allow |= allowance_from_file(baseline) if baseline else set()
+        status.phase("loading the device and the target's constraints")
+        with Evaluator(device, target, timeout=timeout, trials=trials) as ev:
+            warnings = [] if as_json else ev.warnings_for(problem)
+            status.phase(_what_runs(problem, trials, unseen), limit=timeout)
+            verdict = ev.evaluate(problem.kernel.source, problem, allow_torch=allow, unseen=unseen, time_it=False)
     if verdict.bad_input:
         raise _bad_input(verdict, f"cannot check {candidate}")
+    skipped = skipped_checks(verdict, problem, unseen_requested=unseen)
     if as_json:
         _print_json(console, {"candidate": str(candidate), "reference": str(problem.reference.path),
-                              "reference_is_self": problem.reference_is_self, "verdict": verdict.model_dump()})
-    else:
-        if problem.reference_is_self:
-            console.print("[yellow]warning:[/yellow] no reference found; checking the kernel against itself "
-                          "(pass --reference or add <stem>_pytorch.py)")
-        console.print(verdict_table(verdict, f"xe-forge check {candidate} ({ev.device.kind}, {ev.target})"))
-        console.print(("[green]PASSED[/green] " if verdict.passed else "[red]FAILED[/red] ") + escape(verdict.summary()))
+                              "reference_is_self": problem.reference_is_self, "verdict": verdict.model_dump(),
+                              "not_checked": [s.model_dump() for s in skipped]})
+        return 0 if verdict.passed else 1
+    for warning in warnings:
+        console.print(f"[yellow]warning:[/yellow] {escape(warning)}", highlight=False)
+    if problem.spec is None:
+        console.print(f"hint: `xe-forge spec init {candidate}` writes a spec: small `ci` shapes, unseen shapes "
+                      "(docs/SPEC.md)", highlight=False, markup=False)
+    console.print(verdict_table(verdict, f"xe-forge check {candidate} ({ev.device.kind}, {ev.target})"))
+    console.print(verdict_line(verdict), highlight=False)
+    for line in skipped_lines(skipped):
+        console.print(line, highlight=False)
+    hint = timeout_hint(verdict, timeout)
+    if hint:
+        console.print(f"[yellow]hint:[/yellow] {escape(hint)}", highlight=False)
     return 0 if verdict.passed else 1
 
 
 def bench_command(kernel: Path, *, reference: Path | None, spec: Path | None, variant: str | None, device: str,
                   target: str | None, compile_ref: bool, timeout: float, as_json: bool, console: Console) -> int:
     problem = load_problem(kernel, reference, spec, variant)
-    with Evaluator(device, target, timeout=timeout, trials=1) as ev:
+    with LiveStatus(err_console, enabled=not as_json) as status, Evaluator(device, target, timeout=timeout,
+                                                                          trials=1) as ev:
+        if not ev.measures_speed:
+            raise EnvError(f"bench measures speed, and the {ev.device.kind} cannot: it runs Triton's interpreter",
+                           hint="run `xe-forge bench` on the target GPU; `xe-forge check` verifies correctness here")
+        status.phase(f"timing {problem.variant or 'get_inputs() shapes'}: correctness, then interleaved pairs "
+                     f"against eager{' and torch.compile' if compile_ref else ''}", limit=timeout)
         verdict = ev.evaluate(problem.kernel.source, problem, allow_torch=input_allowance(problem), time_it=True,
                               full=False, compile_baseline=compile_ref)
     if verdict.bad_input:
@@ -134,8 +164,8 @@ def bench_command(kernel: Path, *, reference: Path | None, spec: Path | None, va
         console.print("[red]not timed:[/red] the kernel does not pass its correctness check")
         return 1
     if not verdict.speed_measured:
-        console.print(f"[yellow]{verdict.speed_note}[/yellow]: run `xe-forge bench` on the target GPU")
-        return 0
+        console.print(f"[yellow]not timed:[/yellow] {escape(verdict.speed_note or 'no timing came back')}")
+        return 3
     table = Table(title=f"xe-forge bench {kernel} ({ev.device.kind}, variant {problem.variant or 'default'})")
     table.add_column("baseline")
     table.add_column("kernel ms")

@@ -6,14 +6,15 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
 from xe_forge.config import RunOptions, Settings, load_settings
 from xe_forge.errors import ForgeError
+from xe_forge.problem.kernel import spec_names_text
+from xe_forge.terminal import make_console
 
-console = Console()
-err_console = Console(stderr=True)
+console = make_console()
+err_console = make_console(stderr=True)
 
 KernelArg = Annotated[Path, typer.Argument(help="Kernel file: Model/ModelNew launching @triton.jit kernels, "
                                                 "plus get_inputs() and get_init_inputs().")]
@@ -21,7 +22,8 @@ RefOpt = Annotated[Path | None, typer.Option("--reference", "-r", help="PyTorch 
                                              "file). Default: <stem>_pytorch.py beside the kernel, else the kernel "
                                              "itself (correctness is then relative to the input).")]
 SpecOpt = Annotated[Path | None, typer.Option("--spec", "-s", help="Spec YAML (shapes, dtype, tolerances, unseen "
-                                              "shapes). Default: <stem>.yaml or spec.yaml beside the kernel.")]
+                                              "shapes; format: docs/SPEC.md, `xe-forge spec init` writes one). "
+                                              f"Default: the first of {spec_names_text()} beside the kernel.")]
 VariantOpt = Annotated[str | None, typer.Option("--variant", help="Spec variant to run (default: ci, else the "
                                                 "first declared).")]
 # Options whose default is a setting: None means "not given", and the XE_FORGE_* variable or the
@@ -32,7 +34,8 @@ TargetOpt = Annotated[str | None, typer.Option("--target", help="Knowledge-base 
                                                "intel-xe-hpg, nvidia-sm90 (default: XE_FORGE_TARGET, else detected; "
                                                "CPU: intel-xe2).")]
 TimeoutOpt = Annotated[float | None, typer.Option("--timeout", help="Seconds before one candidate evaluation is "
-                                                  "killed. Default: XE_FORGE_TIMEOUT, else 300.")]
+                                                  f"killed. Default: XE_FORGE_TIMEOUT, else "
+                                                  f"{RunOptions.model_fields['timeout'].default:g}.")]
 TrialsOpt = Annotated[int | None, typer.Option("--trials", help="Random-input correctness trials. Default: "
                                                "XE_FORGE_TRIALS, else 3.")]
 EngineOpt = Annotated[str | None, typer.Option("--engine", help="auto (LLM when a model is configured, else rules) | "

@@ -97,21 +97,30 @@ def search(query: str, stage: StageOpt = None, target: TargetOpt = None,
            toolchain: Annotated[str | None, typer.Option(help="e.g. 'triton-xpu==3.7.2'.")] = None,
            budget: Annotated[int, typer.Option(help="Token budget of what is shown with --full.")] = 2000,
            full: Annotated[bool, typer.Option("--full", help="Print the rendered entries.")] = False,
+           limit: Annotated[int, typer.Option("--limit", min=1, help="Show at most this many entries.")] = 10,
            kb: KbDirs = None) -> None:
-    """Rank entries against QUERY by BM25 (what a stage's prompt would get)."""
+    """Rank entries against QUERY by BM25 (what a stage's prompt would get); entries the query does not match
+    at all (score 0) are left out."""
     _check_choice(stage, stage_names(), "stage")
     _check_choice(target, TARGETS, "target")
     ranked = rank(_load(kb), query, stage=stage, target=target, toolchain=parse_toolchain(toolchain))
+    matched = [(e, score) for e, score in ranked if score > 0]
     if full:
-        console.print(render_entries(fit_budget([e for e, _ in ranked], budget)), markup=False, highlight=False)
+        shown = fit_budget([e for e, _ in matched[:limit]], budget)
+        console.print(render_entries(shown), markup=False, highlight=False)
+        return
+    if not matched:
+        console.print(f"no entry matches '{query}'", markup=False, highlight=False)
         return
     table = Table("score")
     table.add_column("id", no_wrap=True)
     table.add_column("kind")
     table.add_column("title")
-    for entry, score in ranked:
+    for entry, score in matched[:limit]:
         table.add_row(f"{score:.2f}", entry.id, entry.kind, entry.title)
     console.print(table)
+    if len(matched) > limit:
+        console.print(f"{len(matched) - limit} more match (--limit {len(matched)} shows them)", highlight=False)
 
 
 @kb_app.command("validate")

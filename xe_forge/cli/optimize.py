@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich.markup import escape
 
 from xe_forge.cli.common import (
     BudgetOpt,
@@ -27,6 +28,10 @@ from xe_forge.cli.common import (
     run_command,
     settings_from_flags,
 )
+from xe_forge.cli.render import skipped_lines
+
+if TYPE_CHECKING:
+    from xe_forge.pipeline.run import OptimizeResult
 
 
 def optimize(
@@ -83,17 +88,20 @@ def optimize(
     raise typer.Exit(code=run_command(go))
 
 
-def _summary(result) -> None:
+def _summary(result: OptimizeResult) -> None:
+    """The headline (the status and every check that did not run), each speed, and where the run is."""
     report = result.report
-    console.print(f"[bold]{result.status}[/bold]: {report.speed}", highlight=False)
+    console.print(f"[bold]{escape(report.headline or result.status)}[/bold]", highlight=False)
+    for line in report.speed_lines():
+        console.print(f"  speed: {escape(line)}", highlight=False)
+    for line in skipped_lines([s for s in report.not_checked if s.check != "speed"]):  # said just above
+        console.print(f"  {line}", highlight=False)
     if report.final.fell_back and report.final.fell_back_to != "input":
         console.print(f"the last stage's kernel failed the final check; the result is stage "
                       f"{report.final.fell_back_to}'s kernel", highlight=False)
     if report.llm.calls:
         console.print(f"LLM: {report.llm.render()}", highlight=False)
     console.print(f"run {result.run_id}: {result.run_dir}/report.md, report.html, output.py", highlight=False)
-    if report.warning:
-        console.print(f"[yellow]warning:[/yellow] {report.warning}")
     if result.output:
         console.print(f"best verified kernel written to {result.output}", highlight=False)
     if result.stopped_early:

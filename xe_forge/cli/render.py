@@ -5,7 +5,9 @@ from __future__ import annotations
 from rich.markup import escape
 from rich.table import Table
 
-from xe_forge.verify.models import Timing, Verdict
+from xe_forge.pipeline.progress import RAISE_TIMEOUT
+from xe_forge.pipeline.status import Skipped, timed_out, unseen_shapes
+from xe_forge.verify.models import Timing, TrialResult, Verdict
 
 
 def verdict_table(verdict: Verdict, title: str) -> Table:
@@ -18,10 +20,10 @@ def verdict_table(verdict: Verdict, title: str) -> Table:
             table.add_row(f.check, "[red]fail[/red]", escape(f.render()))
         return table
     for report in verdict.correctness:
-        for trial in report.trials:
+        for i, trial in enumerate(report.trials):
             errs = [c.max_abs_err for c in trial.comparisons if c.max_abs_err is not None]
             detail = f"max |err| {max(errs):.2e} (rtol {report.rtol:g}, atol {report.atol:g}, {report.dtype})" if errs else ""
-            bad = [c.note for c in trial.comparisons if not c.passed and c.note] + [f.message for f in trial.findings]
+            bad = [c.note for c in trial.comparisons if not c.passed and c.note] + _messages(trial, report.trials[:i])
             table.add_row(f"{report.variant}: {trial.label}", _ok(trial.passed), escape("; ".join(bad) or detail))
         if report.ghost_changed is not None:
             table.add_row(f"{report.variant}: Triton launches", _ok(report.launches > 0), f"{report.launches} per forward")
@@ -35,8 +37,42 @@ def verdict_table(verdict: Verdict, title: str) -> Table:
     for name, t in verdict.timings.items():
         table.add_row(f"speed vs {name}", "[green]faster[/green]" if t.faster else "not faster", timing_line(t))
     if not verdict.speed_measured:
-        table.add_row("speed", "[yellow]not measured[/yellow]", verdict.speed_note or "timing was not requested")
+        note = verdict.speed_note.removeprefix("speed not measured: ")  # the result column says it already
+        table.add_row("speed", "[yellow]not measured[/yellow]", note or "timing was not requested")
     return table
+
+
+def _messages(trial: TrialResult, earlier: list[TrialResult]) -> list[str]:
+    """A trial's findings; 'cached on input identity?' only where the earlier, fresh-storage trials passed:
+    a kernel that is wrong on every input is wrong, not caching."""
+    wrong_anyway = any(not t.passed for t in earlier)
+    return [f.message for f in trial.findings if not (wrong_anyway and f.check == "stale-output")]
+
+
+def verdict_line(verdict: Verdict) -> str:
+    """One line: PASSED with what ran, or FAILED with where and why (no word said twice)."""
+    if not verdict.passed:
+        reasons = "; ".join(f.render() for f in verdict.findings[:3]) or "failed"
+        return f"[red]FAILED[/red] at {verdict.stage_failed}: {escape(reasons)}"
+    ran = []
+    if verdict.correctness:
+        main = verdict.correctness[0]
+        ran.append(f"{main.variant}: {len(main.trials)} calls compared" + (", ghost replay" if main.ghost_changed else ""))
+    n = unseen_shapes(verdict)
+    if n:
+        ran.append(f"{n} unseen shape{'s' if n > 1 else ''}")
+    return "[green]PASSED[/green]" + (f" ({escape('; '.join(ran))})" if ran else "")
+
+
+def skipped_lines(skipped: list[Skipped]) -> list[str]:
+    return [f"[yellow]not checked:[/yellow] {escape(s.render())}" for s in skipped]
+
+
+def timeout_hint(verdict: Verdict, timeout: float) -> str | None:
+    """Said when an evaluation was killed at the timeout: how to give it longer."""
+    if not timed_out(verdict):
+        return None
+    return f"the evaluation was killed at the {timeout:g} s timeout; {RAISE_TIMEOUT}"
 
 
 def timing_line(t: Timing) -> str:

@@ -47,8 +47,6 @@ def _issue(source: str, pattern: str, kind: str, description: str) -> Issue | No
 def analyze_source(source: str) -> list[Issue]:
     """Every issue the rules can see, each tied to the stage that serves it."""
     checks = [
-        (r"\.to\(tl\.float32\)", "dot-operand-upcast",
-         "operands are cast to fp32 before tl.dot: the matrix engine runs 16-bit operands natively", "tl.dot("),
         (r"float64", "float64-math", "float64 arithmetic: slow on GPUs and rarely needed", None),
         (r"tl\.exp\(", "expensive-transcendental", "tl.exp where exp2 with a folded log2(e) is cheaper", None),
         (r"make_block_ptr", "deprecated-block-pointers",
@@ -64,7 +62,45 @@ def analyze_source(source: str) -> list[Issue]:
         if found:
             issues.append(found)
     issues += _structural(source)
+    upcast = _dot_operand_upcast(ast.parse(source))
+    if upcast is not None:
+        issues.insert(0, _found("dot-operand-upcast", upcast, "operands are cast to fp32 before tl.dot: the matrix "
+                                "engine runs 16-bit operands natively", source.splitlines()[upcast - 1].strip()[:120]))
     return issues
+
+
+def _is_fp32_cast(node: ast.AST) -> bool:
+    """`x.to(tl.float32)` or `x.to(dtype=tl.float32)`."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "to"):
+        return False
+    given = node.args[:1] + [k.value for k in node.keywords if k.arg == "dtype"]
+    return any(isinstance(a, ast.Attribute) and a.attr == "float32" for a in given)
+
+
+def _casts_in(expr: ast.AST) -> list[int]:
+    return [n.func.end_lineno or n.lineno for n in ast.walk(expr) if _is_fp32_cast(n)]  # the `.to(` line
+
+
+def _dot_operand_upcast(tree: ast.Module) -> int | None:
+    """The line of the first fp32 cast that feeds a tl.dot operand, directly or through a local name;
+    casts elsewhere (a bias, an epilogue) are not this issue."""
+    lines = []
+    for fn in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)):
+        assigned: dict[str, list[ast.AST]] = {}
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        assigned.setdefault(target.id, []).append(node.value)
+        for call in ast.walk(fn):
+            if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "dot"):
+                continue
+            for operand in call.args[:2]:
+                lines += _casts_in(operand)
+                if isinstance(operand, ast.Name):
+                    for value in assigned.get(operand.id, []):
+                        lines += _casts_in(value)
+    return min(lines) if lines else None
 
 
 def _structural(source: str) -> list[Issue]:

@@ -43,7 +43,7 @@ class StageReport(BaseModel):
 
     stage: str
     improved: bool
-    speedup: float = 1.0
+    speedup: float | None = None  # measured only: never a number beside speed_verified false
     speed_verified: bool = False
     candidates: list[CandidateRecord] = Field(default_factory=list)
     note: str = ""
@@ -139,8 +139,9 @@ def run_stage(request: StageRequest, problem: Problem, proposers: list[Proposer]
         elif verdict.passed and evaluator.measures_speed and proposal.source == "llm":
             break  # a verified LLM candidate with no gain above noise: stop early
     note = "" if improved or records else "no candidate proposed"
-    return StageOutcome(stage=request.stage.name, code=request.code, improved=improved, speedup=best_speedup,
-                        speed_verified=verified, candidates=records, note=note)
+    return StageOutcome(stage=request.stage.name, code=request.code, improved=improved,
+                        speedup=best_speedup if verified else None, speed_verified=verified, candidates=records,
+                        note=note)
 
 
 def _judge(proposal: Proposal, request: StageRequest, judged: dict[str, tuple[int, Verdict]], iteration: int,

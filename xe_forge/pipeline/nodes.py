@@ -12,6 +12,7 @@ from langgraph.runtime import Runtime
 from xe_forge.errors import InputError
 from xe_forge.pipeline.analyze import Issue, analyze_source, stages_with_issues
 from xe_forge.pipeline.cover import CandidateRecord, recorder, run_stage
+from xe_forge.pipeline.progress import RAISE_TIMEOUT
 from xe_forge.pipeline.state import FinalCheck, ForgeState, RunContext
 from xe_forge.pipeline.status import (
     CORRECT_UNTIMED,
@@ -19,13 +20,14 @@ from xe_forge.pipeline.status import (
     IMPROVED,
     NO_IMPROVEMENT,
     NO_MEASURED_IMPROVEMENT,
+    timed_out,
 )
 from xe_forge.problem.roofline import problem_facts
 from xe_forge.profile import session as profile_hooks
 from xe_forge.prompting import render
 from xe_forge.proposers.base import Proposal, Proposer, StageRequest
 from xe_forge.stages import StageSpec, order_with_dependencies
-from xe_forge.verify.models import Verdict
+from xe_forge.verify.models import Timing, Verdict
 
 Update = dict[str, object]  # a node returns only the ForgeState fields it changes
 
@@ -38,7 +40,8 @@ def baseline_node(state: ForgeState, runtime: Runtime[RunContext]) -> Update:
     if not verdict.passed:
         reasons = "; ".join(f.render() for f in verdict.findings[:3]) or verdict.summary()
         raise InputError(f"the input kernel fails against its reference: {reasons}",
-                         hint="xe-forge optimizes correct kernels; `xe-forge check` shows the full verdict")
+                         hint=f"its check was killed at {ctx.evaluator.timeout:g} s: {RAISE_TIMEOUT}"
+                         if timed_out(verdict) else "xe-forge optimizes correct kernels; `xe-forge check` shows the full verdict")
     profile_hooks.on_input(ctx, state.input_code)
     return {"baseline": verdict}
 
@@ -148,13 +151,16 @@ def _knowledge(ctx: RunContext, spec: StageSpec, issues: list[Issue]) -> list[st
 def final_verify_node(state: ForgeState, runtime: Runtime[RunContext]) -> Update:
     """Unseen shapes and a final interleaved timing of output vs input. If the output fails, the latest
     earlier stage's kernel that passes is the result (a late bad candidate costs no earlier win); the
-    input only when none does."""
+    input only when none does.
+
+    On a GPU the result is also timed against eager PyTorch and torch.compile: "is it faster than what
+    I had in PyTorch?" is a user's first question."""
     ctx = runtime.context
-    ctx.progress.phase("final_verify", "unseen shapes and final timing")
+    ctx.progress.phase("final_verify", "unseen shapes" + (" and final timing" if ctx.evaluator.measures_speed else ""))
     changed = state.code != state.input_code
     verdict = _final_check(ctx, state.code, state.input_code)
     if verdict.passed or not changed:
-        return {"final": FinalCheck(verdict=verdict, changed=changed)}
+        return {"final": _with_versus(ctx, FinalCheck(verdict=verdict, changed=changed), state.code)}
     failure, tried = verdict.summary(), {state.code, state.input_code}
     for outcome in reversed(state.outcomes):
         if not outcome.improved or outcome.code in tried:
@@ -164,8 +170,9 @@ def final_verify_node(state: ForgeState, runtime: Runtime[RunContext]) -> Update
                                            f"{outcome.stage}")
         earlier = _final_check(ctx, outcome.code, state.input_code)
         if earlier.passed:
-            return {"final": FinalCheck(verdict=earlier, changed=True, fell_back=True, fell_back_to=outcome.stage,
-                                        failure=failure), "code": outcome.code}
+            final = FinalCheck(verdict=earlier, changed=True, fell_back=True, fell_back_to=outcome.stage,
+                               failure=failure)
+            return {"final": _with_versus(ctx, final, outcome.code), "code": outcome.code}
     return {"final": FinalCheck(verdict=verdict, changed=changed, fell_back=True, fell_back_to="input",
                                 failure=failure), "code": state.input_code, "status": FINAL_FAILED}
 
@@ -174,6 +181,28 @@ def _final_check(ctx: RunContext, code: str, input_code: str) -> Verdict:
     changed = code != input_code
     return ctx.evaluator.evaluate(code, ctx.problem, allow_torch=ctx.allowance, unseen=True,
                                   baseline_source=input_code if changed else None, name="final")
+
+
+def _with_versus(ctx: RunContext, final: FinalCheck, code: str) -> FinalCheck:
+    """A passing result, timed against PyTorch too (GPU only)."""
+    versus, note = _versus_pytorch(ctx, code) if final.verdict.passed else ({}, "")
+    return final.model_copy(update={"versus": versus, "versus_note": note})
+
+
+def _versus_pytorch(ctx: RunContext, code: str) -> tuple[dict[str, Timing], str]:
+    """The output against eager PyTorch and torch.compile (eager alone if compiling fails); GPU only."""
+    if not ctx.evaluator.measures_speed or ctx.problem.reference_is_self:
+        return {}, ""
+    ctx.progress.phase("final_verify", "timing the output against eager PyTorch and torch.compile")
+    reasons = []
+    for compile_too in (True, False):
+        verdict = ctx.evaluator.evaluate(code, ctx.problem, allow_torch=ctx.allowance, time_it=True, full=False,
+                                         compile_baseline=compile_too, name="final_vs_pytorch")
+        if verdict.passed and verdict.timings:
+            note = "" if compile_too else f"torch.compile could not be timed: {reasons[0]}"
+            return dict(verdict.timings), note
+        reasons.append(verdict.summary()[:300])
+    return {}, f"timing against PyTorch failed: {reasons[-1]}"
 
 
 def report_node(state: ForgeState, runtime: Runtime[RunContext]) -> Update:

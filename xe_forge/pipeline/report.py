@@ -1,25 +1,40 @@
-"""Run reports: report.json (everything), report.md (for people), report.html (with the waterfall plot,
-and the roofline plot of a `--profile` run)."""
+"""Run reports: report.json (RunReport, everything), report.md (for people) and report.html (a page:
+verdict, plots, candidates, shapes, timings, the input/output diff), all from one RunReport.
+
+What a report never does: give a number for a speed that was not measured, or leave out a check that
+did not run (`not_checked`, and the headline says it: "improved, unseen shapes not checked").
+"""
 
 from __future__ import annotations
 
-import base64
-import html
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
+from xe_forge.errors import EnvError, ForgeError
 from xe_forge.pipeline.analyze import Issue
 from xe_forge.pipeline.cover import StageReport
+from xe_forge.pipeline.status import (
+    FAILED,
+    INTERRUPTED,
+    STOPPED,
+    Skipped,
+    headline,
+    skipped_checks,
+    stage_result,
+)
 from xe_forge.profile import report as profile_report
 from xe_forge.profile.models import ProfileSummary
-from xe_forge.verify.models import Finding
+from xe_forge.verify.models import CorrectnessReport, Finding, Timing, Verdict
 
 if TYPE_CHECKING:
     from xe_forge.pipeline.state import FinalCheck, ForgeState, RunContext
 
-SPEED_UNVERIFIED = "unverified: run `xe-forge bench` on the target GPU"
+SPEED_NOT_MEASURED = ("not measured: the CPU runs Triton's interpreter (correctness only); "
+                      "`xe-forge bench` on the target GPU measures it")
 SPEED_FELL_BACK = "not applicable: the output failed the final check, so the input is returned"
+BASELINE_NAMES = {"input kernel": "input", "eager": "eager PyTorch", "torch.compile": "torch.compile"}
 
 
 class Usage(BaseModel):
@@ -53,6 +68,32 @@ class LlmUsage(Usage):
     stopped: str | None = Field(None, description="why the remaining stages were skipped")
 
 
+class ShapeResult(BaseModel):
+    """One shape of the final verification: the variant itself, then each unseen shape."""
+
+    name: str
+    unseen: bool
+    passed: bool
+    dtype: str
+    rtol: float
+    atol: float
+    calls: int
+    calls_passed: int
+    max_abs_err: float | None = None
+    launches: int = 0
+    ghost_changed: bool | None = None
+    findings: list[str] = Field(default_factory=list)
+
+    @classmethod
+    def of(cls, report: CorrectnessReport, unseen: bool) -> ShapeResult:
+        errs = [c.max_abs_err for t in report.trials for c in t.comparisons if c.max_abs_err is not None]
+        return cls(name=report.variant, unseen=unseen, passed=report.passed, dtype=report.dtype, rtol=report.rtol,
+                   atol=report.atol, calls=len(report.trials), calls_passed=sum(t.passed for t in report.trials),
+                   max_abs_err=max(errs) if errs else None, launches=report.launches,
+                   ghost_changed=report.ghost_changed,
+                   findings=[f.render() for f in report.findings + [f for t in report.trials for f in t.findings]])
+
+
 class FinalSummary(BaseModel):
     passed: bool | None = None
     changed: bool | None = None
@@ -61,6 +102,8 @@ class FinalSummary(BaseModel):
     failure: str = ""
     findings: list[Finding] = Field(default_factory=list)
     unseen: list[str] = Field(default_factory=list, description="the unseen variants checked")
+    shapes: list[ShapeResult] = Field(default_factory=list, description="every shape the final verdict checked")
+    notes: list[str] = Field(default_factory=list, description="what the verifier wants the user to know")
 
 
 class RunReport(BaseModel):
@@ -68,36 +111,72 @@ class RunReport(BaseModel):
 
     run_id: str
     status: str
+    headline: str = Field("", description="the status with every check that did not run")
+    not_checked: list[Skipped] = Field(default_factory=list)
+    error: str | None = Field(None, description="why the run stopped, when it failed before its report node")
     kernel: str
-    reference: str
-    reference_is_self: bool
+    reference: str = ""
+    reference_is_self: bool = False
     warning: str | None = None
-    device: str
-    target: str
-    toolchain: str
-    engine: str
+    device: str = "unknown"
+    target: str = "unknown"
+    toolchain: str = "unknown"
+    engine: str = "unknown"
     variant: str | None = None
     plan: list[str] = Field(default_factory=list)
     issues: list[Issue] = Field(default_factory=list)
     stages: list[StageReport] = Field(default_factory=list)
     final: FinalSummary = Field(default_factory=FinalSummary)
-    speedup: float | None = None
-    speed: str
+    speedup: float | None = Field(None, description="output vs input, measured; None when not measured")
+    speed: str = "not measured"
+    timings: dict[str, Timing] = Field(default_factory=dict, description="the output vs the input kernel, eager "
+                                       "PyTorch and torch.compile, each timed interleaved (GPU)")
     degenerate_reference: list[str] = Field(default_factory=list)
     llm: LlmUsage = Field(default_factory=LlmUsage)
     profile: ProfileSummary | None = Field(None, description="`--profile` runs: each kernel's limiter, steering")
     not_run: list[str] = Field(default_factory=list, description="planned stages skipped (budget spent)")
 
+    def speed_lines(self) -> list[str]:
+        """One line per measured baseline ('1.840x vs input (margin 2.1%)'), or why nothing was measured."""
+        if not self.timings:
+            return [self.speed]
+        return [f"{t.speedup:.3f}x vs {BASELINE_NAMES.get(name, name)} ({t.candidate_ms:.4f} ms vs "
+                f"{t.baseline_ms:.4f} ms, margin {t.margin:.1%}{', faster' if t.faster else ', not faster'})"
+                for name, t in self.timings.items()]
+
+
+def _speed(final: FinalCheck | None, measures_speed: bool) -> str:
+    if final is not None and final.fell_back_to == "input":
+        return SPEED_FELL_BACK
+    timing = final.verdict.timing if final else None
+    if timing is not None:
+        return f"{timing.speedup:.3f}x vs input (margin {timing.margin:.1%})"
+    if not measures_speed:
+        return SPEED_NOT_MEASURED
+    return "not measured: the output is the input" if not (final and final.changed) else "not measured"
+
+
+def _timings(final_verdict: Verdict | None, versus: dict[str, Timing]) -> dict[str, Timing]:
+    out: dict[str, Timing] = {}
+    if final_verdict is not None and final_verdict.timing is not None:
+        out["input kernel"] = final_verdict.timing
+    return out | versus
+
 
 def build_report(state: ForgeState, ctx: RunContext, status: str) -> RunReport:
     final = state.final
     verdict = final.verdict if final else None
-    timing = verdict.timing if verdict else None
+    changed = bool(final and final.changed)
     calls = ctx.store.llm_calls(ctx.run_id)
     baseline = state.baseline.correctness if state.baseline else []
     problem = ctx.problem
+    measures = ctx.evaluator.measures_speed
+    skipped = skipped_checks(verdict, problem, speed_requested=changed)
+    if final is not None and final.versus_note:
+        skipped.append(Skipped(check="pytorch", what="speed vs PyTorch not measured", reason=final.versus_note))
     return RunReport(
-        run_id=ctx.run_id, status=status, kernel=str(problem.kernel.path), reference=str(problem.reference.path),
+        run_id=ctx.run_id, status=status, headline=headline(status, skipped), not_checked=skipped,
+        kernel=str(problem.kernel.path), reference=str(problem.reference.path),
         reference_is_self=problem.reference_is_self,
         warning=("no reference was found: correctness is relative to the input kernel"
                  if problem.reference_is_self else None),
@@ -107,9 +186,13 @@ def build_report(state: ForgeState, ctx: RunContext, status: str) -> RunReport:
                            fell_back=final.fell_back if final else None,
                            fell_back_to=final.fell_back_to if final else None, failure=final.failure if final else "",
                            findings=verdict.findings if verdict else [],
-                           unseen=[r.variant for r in verdict.correctness[1:]] if verdict else []),
-        speedup=timing.speedup if timing else None,
-        speed=_speed(final),
+                           unseen=[r.variant for r in verdict.correctness[1:]] if verdict else [],
+                           shapes=[ShapeResult.of(r, i > 0) for i, r in enumerate(verdict.correctness)]
+                           if verdict else [],
+                           notes=list(getattr(verdict, "notes", []) or [])),  # verifier v2 fills `notes`
+        speedup=verdict.timing.speedup if verdict and verdict.timing else None,
+        speed=_speed(final, measures),
+        timings=_timings(verdict, final.versus if final else {}),
         degenerate_reference=sorted({f for r in baseline for f in r.degenerate}),
         llm=_llm_usage(calls, ctx, state.stopped),
         not_run=[s for s in state.plan if s not in state.done] if state.stopped else [],
@@ -117,13 +200,21 @@ def build_report(state: ForgeState, ctx: RunContext, status: str) -> RunReport:
     )
 
 
-def _speed(final: FinalCheck | None) -> str:
-    timing = final.verdict.timing if final else None
-    if final is not None and final.fell_back_to == "input":
-        return SPEED_FELL_BACK
-    if timing is not None:
-        return f"{timing.speedup:.3f}x vs input (margin {timing.margin:.1%})"
-    return SPEED_UNVERIFIED if final is not None and final.changed else "not measured (CPU)"
+def failure_report(run_id: str, kernel: str, error: BaseException, continue_with: str, *, reference: str = "",
+                   reference_is_self: bool = False, device: str = "unknown", target: str = "unknown",
+                   engine: str = "unknown") -> RunReport:
+    """The report of a run that stopped before its report node (Ctrl-C, the environment, bad input found
+    late, a crash); `continue_with` is the command that resumes it."""
+    if isinstance(error, KeyboardInterrupt):
+        status, message = INTERRUPTED, f"interrupted: `{continue_with}` continues the run"
+    elif isinstance(error, EnvError):
+        status, message = STOPPED, f"{error.message}; once fixed, `{continue_with}` continues the run"
+    else:
+        status = FAILED
+        message = str(error) if isinstance(error, ForgeError) else f"{type(error).__name__}: {error}"
+    return RunReport(run_id=run_id, status=status, headline=f"{status}: {message.splitlines()[0]}", error=message,
+                     kernel=kernel, reference=reference, reference_is_self=reference_is_self, device=device,
+                     target=target, engine=engine, speed="not measured: the run did not finish")
 
 
 def _llm_usage(calls: list[dict], ctx: RunContext, stopped: str | None) -> LlmUsage:
@@ -136,7 +227,7 @@ def _llm_usage(calls: list[dict], ctx: RunContext, stopped: str | None) -> LlmUs
 
 def waterfall_png(stages: list[StageReport]) -> bytes | None:
     """Per-stage speedup, cumulative, as a PNG; None when no stage has a measured speedup."""
-    measured = [(s.stage, s.speedup or 1.0) for s in stages if s.speed_verified]
+    measured = [(s.stage, s.speedup) for s in stages if s.speed_verified and s.speedup]
     if not measured:
         return None
     from xe_forge.pipeline.plots import new_figure, to_png
@@ -155,13 +246,26 @@ def waterfall_png(stages: list[StageReport]) -> bytes | None:
     return to_png(fig)
 
 
+def stage_speed(s: StageReport) -> str:
+    if s.speed_verified and s.speedup:
+        return f"{s.speedup:.3f}x"
+    return "not measured" if s.improved else "-"
+
+
+def stage_outcome(s: StageReport) -> str:
+    return stage_result(s.improved, s.speed_verified)
+
+
 def render_markdown(report: RunReport) -> str:
     r = report
-    lines = [f"# xe-forge run {r.run_id}", "", f"- status: **{r.status}**", f"- kernel: `{r.kernel}`",
-             f"- reference: `{r.reference}`" + (" (**the input itself: no reference found**)"
-                                                 if r.reference_is_self else ""),
-             f"- device: {r.device}, target: {r.target} ({r.toolchain}), engine: {r.engine}",
-             f"- speed: {r.speed}", f"- plan: {', '.join(r.plan) or 'nothing to do'}"]
+    lines = [f"# xe-forge run {r.run_id}", "", f"- status: **{r.headline or r.status}**"]
+    if r.error:
+        lines.append(f"- error: {_one_line(r.error)}")
+    lines += [f"- kernel: `{r.kernel}`",
+              f"- reference: `{r.reference}`" + (" (**the input itself: no reference found**)"
+                                                  if r.reference_is_self else ""),
+              f"- device: {r.device}, target: {r.target} ({r.toolchain}), engine: {r.engine}",
+              *[f"- speed: {line}" for line in r.speed_lines()], f"- plan: {', '.join(r.plan) or 'nothing to do'}"]
     if r.degenerate_reference:
         lines.append(f"- **degenerate reference**: {'; '.join(r.degenerate_reference)}")
     if r.final.fell_back:
@@ -171,18 +275,29 @@ def render_markdown(report: RunReport) -> str:
         lines.append(f"- LLM: {r.llm.render()}" + (f"; budget {r.llm.budget}" if r.llm.budget else ""))
     if r.not_run:
         lines.append(f"- **stopped early** ({r.llm.stopped}): not run: {', '.join(r.not_run)}")
+    if r.not_checked:
+        lines += ["", "## Not checked", ""] + [f"- **{s.what}**: {s.reason}" for s in r.not_checked]
     lines += ["", "## Stages", "", "| stage | result | speedup | candidates | LLM | note |", "|---|---|---|---|---|---|"]
     for s in r.stages:
-        speed = f"{s.speedup:.3f}x" if s.speed_verified else ("not measured" if s.improved else "-")
-        result = ("improved" if s.speed_verified else "changed, verified correct") if s.improved else "kept input"
         usage = r.llm.by_stage.get(s.stage)
-        lines.append(f"| {s.stage} | {result} | {speed} | {len(s.candidates)} | {usage.render() if usage else '-'} | "
-                     f"{_one_line(s.note)} |")
+        lines.append(f"| {s.stage} | {stage_outcome(s)} | {stage_speed(s)} | {len(s.candidates)} | "
+                     f"{usage.render() if usage else '-'} | {_one_line(s.note)} |")
     lines += ["", "## Candidates", ""]
     for s in r.stages:
         for c in s.candidates:
             mark = "accepted" if c.accepted else ("passed" if c.passed else "rejected")
-            lines.append(f"- {s.stage} #{c.iteration} ({c.source}:{c.recipe}) **{mark}**: {_one_line(c.summary)}")
+            why = f": {_one_line(c.summary)}" if not c.passed else ""
+            lines.append(f"- {s.stage} #{c.iteration} ({c.source}:{c.recipe}) **{mark}**{why}")
+    if r.final.shapes:
+        lines += ["", "## Final verification: shapes", "", "| shape | unseen | result | calls passed | max abs err | "
+                  "tolerance | launches | ghost replay |", "|---|---|---|---|---|---|---|---|"]
+        for sh in r.final.shapes:
+            err = f"{sh.max_abs_err:.2e}" if sh.max_abs_err is not None else "-"
+            ghost = {True: "output changed", False: "output unchanged", None: "not run"}[sh.ghost_changed]
+            lines.append(f"| {_one_line(sh.name)} | {'yes' if sh.unseen else 'no'} | "
+                         f"{'pass' if sh.passed else 'FAIL'} | {sh.calls_passed}/{sh.calls} | {err} | "
+                         f"rtol {sh.rtol:g}, atol {sh.atol:g} ({sh.dtype}) | {sh.launches} | {ghost} |")
+    lines += [f"- note: {_one_line(n)}" for n in r.final.notes]
     if r.final.findings:
         lines += ["", "## Final verification findings", ""]
         lines += [f"- [{f.check}] {_one_line(f.message)}" for f in r.final.findings]
@@ -195,27 +310,32 @@ def render_markdown(report: RunReport) -> str:
 
 def _one_line(text: str) -> str:
     """Verdicts can quote a model's answer: its newlines and code fences would break the Markdown around it."""
-    return " ".join((text or "").replace("```", "'''").split())
+    return " ".join((text or "").replace("```", "'''").replace("|", "/").split())
 
 
-def render_html(report: RunReport, png: bytes | None, roofline: bytes | None = None) -> str:
-    """The Markdown report under the waterfall plot (`png`) and, for `--profile` runs, the roofline plot."""
-    md = html.escape(render_markdown(report))
-    img = (f'<img alt="per-stage speedup" src="data:image/png;base64,{base64.b64encode(png).decode()}">'
-           if png else "<p>No measured per-stage speedups (speed is not measured on the CPU).</p>")
+def render_html(report: RunReport, png: bytes | None = None, roofline: bytes | None = None, *,
+                input_code: str = "", output_code: str = "") -> str:
+    """The report page: verdict, plots (the waterfall `png`, the roofline), tables, and the kernel diff."""
+    from xe_forge.pipeline.html import data_uri, render_page, side_by_side
+
+    return render_page("run.html.j2", r=report, waterfall=data_uri(png), roofline=data_uri(roofline),
+                       stage_speed=stage_speed, stage_result=stage_outcome,
+                       diff=side_by_side(input_code, output_code, "input.py", "output.py")
+                       if input_code and output_code else None)
+
+
+def write_report_files(run_dir: Path, report: RunReport, *, input_code: str = "", output_code: str = "") -> None:
+    (run_dir / "report.json").write_text(report.model_dump_json(indent=2))
+    (run_dir / "report.md").write_text(render_markdown(report))
+    roofline = profile_report.png(report.profile)
     if roofline:
-        img += f'<img alt="roofline" src="data:image/png;base64,{base64.b64encode(roofline).decode()}">'
-    return (f"<!doctype html><html><head><meta charset='utf-8'><title>xe-forge {report.run_id}</title></head>"
-            f"<body><h1>xe-forge run {html.escape(report.run_id)}</h1>{img}<pre>{md}</pre></body></html>\n")
+        (run_dir / "roofline.png").write_bytes(roofline)
+    (run_dir / "report.html").write_text(render_html(report, waterfall_png(report.stages), roofline,
+                                                     input_code=input_code, output_code=output_code))
 
 
 def write_reports(state: ForgeState, ctx: RunContext, status: str) -> RunReport:
     report = build_report(state, ctx, status)
-    (ctx.run_dir / "report.json").write_text(report.model_dump_json(indent=2))
-    (ctx.run_dir / "report.md").write_text(render_markdown(report))
-    roofline = profile_report.png(report.profile)
-    if roofline:
-        (ctx.run_dir / "roofline.png").write_bytes(roofline)
-    (ctx.run_dir / "report.html").write_text(render_html(report, waterfall_png(report.stages), roofline))
+    write_report_files(ctx.run_dir, report, input_code=state.input_code, output_code=state.code)
     (ctx.run_dir / "output.py").write_text(state.code)
     return report

@@ -11,6 +11,7 @@ with a larger one.
 
 from __future__ import annotations
 
+import contextlib
 import shlex
 import shutil
 import sqlite3
@@ -24,7 +25,7 @@ from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel
 
 from xe_forge.config import RunOptions, RunRequest, Settings
-from xe_forge.errors import EnvError, InputError, Interrupted
+from xe_forge.errors import EnvError, ForgeError, InputError, Interrupted
 from xe_forge.kb import load_kb
 from xe_forge.pipeline.progress import Progress
 from xe_forge.pipeline.report import RunReport
@@ -109,24 +110,31 @@ def optimize(request: RunRequest, settings: Settings, *, resume: str | None = No
     store = RunStore(run_dir / "store.sqlite")
     store.start_run(run_id, str(problem.kernel.path), request.model_dump(mode="json"))
     progress.phase("run", f"{run_id} in {run_dir} (engine: {engine})")
+    progress.timeout = request.timeout
     continue_with = resume_command(run_id, run_dir_root)
-    evaluator = Evaluator(request.device, request.target, timeout=request.timeout, trials=request.trials,
-                          workdir=run_dir / "candidates", kb=load_kb([Path(d) for d in request.kb_dirs]))
-    for warning in evaluator.warnings_for(problem):
-        progress.phase("warning", warning)
+    evaluator = None
     try:
+        evaluator = Evaluator(request.device, request.target, timeout=request.timeout, trials=request.trials,
+                              workdir=run_dir / "candidates", kb=load_kb([Path(d) for d in request.kb_dirs]))
+        for warning in evaluator.warnings_for(problem):
+            progress.phase("warning", warning)
+        if problem.spec is None:
+            progress.phase("hint", f"`xe-forge spec init {problem.kernel.path}` writes a spec (docs/SPEC.md)")
         ctx = _context(run_id, run_dir, problem, evaluator, settings, engine, store, progress, lm,
                        max_iters=request.max_iters, only_stages=only, request=request)
         state = _drive(ctx, problem.kernel.source, resume=bool(resume))
-    except KeyboardInterrupt:
-        store.finish_run(run_id, "interrupted")
-        raise Interrupted(f"interrupted: run {run_id} is saved; continue with: {continue_with}") from None
-    except EnvError as err:  # the LLM endpoint, a device: fix it, then continue where the run stopped
-        store.finish_run(run_id, f"stopped: {err.message[:300]}")
-        err.hint = f"{err.hint + '; then ' if err.hint else ''}continue with: {continue_with}"
+    except BaseException as err:  # a run directory never ends without a report saying why
+        with contextlib.suppress(Exception):  # the run's own error is the one to report
+            _write_failure(run_dir, run_id, problem, evaluator, engine, err, store, continue_with)
+        if isinstance(err, KeyboardInterrupt):
+            raise Interrupted(f"interrupted: run {run_id} is saved; continue with: {continue_with}") from None
+        if isinstance(err, EnvError):  # the LLM endpoint, a device: fix it, then continue where the run stopped
+            err.hint = f"{err.hint + '; then ' if err.hint else ''}continue with: {continue_with}"
         raise
     finally:
-        evaluator.close()
+        progress.close()
+        if evaluator is not None:
+            evaluator.close()
     report = RunReport.model_validate_json((run_dir / "report.json").read_text())
     status = state.status or report.status
     code = exit_code(status)
@@ -138,6 +146,22 @@ def optimize(request: RunRequest, settings: Settings, *, resume: str | None = No
         written = request.output
     return OptimizeResult(run_id=run_id, run_dir=str(run_dir), status=status, exit_code=code, report=report,
                           output=written, resume=continue_with)
+
+
+def _write_failure(run_dir: Path, run_id: str, problem: Problem, evaluator: Evaluator | None, engine: str,
+                   err: BaseException, store: RunStore, continue_with: str) -> None:
+    """report.json/md/html of a run that stopped early; the store records the same status."""
+    from xe_forge.pipeline.report import failure_report, write_report_files
+
+    report = failure_report(run_id, str(problem.kernel.path), err, continue_with,
+                            reference=str(problem.reference.path), reference_is_self=problem.reference_is_self,
+                            engine=engine, device=evaluator.device.kind if evaluator else "unknown",
+                            target=evaluator.target if evaluator else "unknown")
+    store.finish_run(run_id, report.status, report.model_dump(mode="json"))
+    store.close()
+    write_report_files(run_dir, report, input_code=problem.kernel.source)
+    if isinstance(err, ForgeError):
+        err.hint = "; ".join(filter(None, [err.hint, f"failure report: {run_dir / 'report.md'}"]))
 
 
 def _context(run_id: str, run_dir: Path, problem: Problem, evaluator: Evaluator, settings: Settings, engine: str,

@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 
 from xe_forge.pipeline.analyze import Issue
 from xe_forge.pipeline.cover import StageOutcome
-from xe_forge.verify.models import Verdict
+from xe_forge.verify.models import Timing, Verdict
 
 if TYPE_CHECKING:  # run-time objects only; importing them here would load DSPy and the KB for every import
     from xe_forge.kb.loader import KnowledgeBase
@@ -40,6 +40,9 @@ class FinalCheck(BaseModel):
     fell_back_to: str | None = Field(None, description="the stage whose kernel is the result after a fallback, "
                                                        "or 'input'")
     failure: str = Field("", description="why the last stage's output failed, after a fallback")
+    versus: dict[str, Timing] = Field(default_factory=dict, description="the output vs eager PyTorch and "
+                                      "torch.compile, timed interleaved (GPU)")
+    versus_note: str = Field("", description="why the output was not timed against PyTorch, where it was tried")
 
 
 class ForgeState(BaseModel):

@@ -12,11 +12,16 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from xe_forge.errors import InputError
-from xe_forge.problem.spec import Spec, Variant, load_spec
+from xe_forge.problem.spec import Spec, SpecError, Variant, load_spec
 
 MODEL_CLASSES = ("ModelNew", "Model")
 REQUIRED_FUNCTIONS = ("get_inputs", "get_init_inputs")
-SPEC_NAMES = ("{stem}.yaml", "{stem}_spec.yaml", "spec.yaml")
+SPEC_NAMES = ("{stem}.yaml", "{stem}_spec.yaml", "spec.yaml")  # looked for beside the kernel, in this order
+
+
+def spec_names_text() -> str:
+    """The spec file names as users read them (--help, README, messages): '<stem>.yaml, ...'."""
+    return ", ".join(n.replace("{stem}", "<stem>") for n in SPEC_NAMES)
 
 
 class SourceFile(BaseModel):
@@ -103,7 +108,7 @@ def resolve_reference(kernel: Path, reference: Path | None) -> tuple[Path, bool]
 
 
 def find_spec(kernel: Path) -> Path | None:
-    """A spec beside the kernel: `<stem>.yaml`, `<stem>_spec.yaml`, or `spec.yaml`."""
+    """The first spec beside the kernel named as in SPEC_NAMES."""
     for pattern in SPEC_NAMES:
         candidate = kernel.with_name(pattern.format(stem=kernel.stem))
         if candidate.is_file():
@@ -122,7 +127,7 @@ def load_problem(kernel: Path | str, reference: Path | str | None = None, spec: 
     if parsed is not None:
         parsed.variant(variant)  # raises a clear error for an unknown variant name
     elif variant is not None:
-        raise InputError(f"--variant {variant} needs a spec file (--spec), and none was found beside {kernel_path}")
+        raise SpecError(f"--variant {variant} needs a spec file (--spec), and none was found beside {kernel_path}")
     return Problem(kernel=kernel_src, reference=ref_src, reference_is_self=is_self, spec=parsed,
                    variant=parsed.variant_name(variant) if parsed else None)
 

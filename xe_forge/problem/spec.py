@@ -1,4 +1,4 @@
-"""Problem specs: which shapes, dtypes and tolerances a kernel is checked and timed at.
+"""Problem specs: which shapes, dtypes and tolerances a kernel is checked and timed at (docs/SPEC.md).
 
 The format is Xe-Forge's (top-level `inputs`, `inits`, and named variant lists such as `ci` and
 `bench-gpu`, each entry with `params`, `dtype`, `dims`, `flop`, `rtol`, `atol`), plus two additions:
@@ -31,6 +31,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from xe_forge.errors import InputError
+from xe_forge.paths import data_dir
 
 Precision = Literal["keep", "allow-tf32", "bf16", "fp16"]
 DTYPE_NAMES = {
@@ -43,6 +44,22 @@ DTYPE_NAMES = {
 RESERVED_KEYS = {"inputs", "inits", "unseen", "precision", "allow_torch", "name", "description"}
 
 Dim = int | float
+
+
+def spec_doc() -> str:
+    """Where the spec format is written down (docs/SPEC.md in a checkout, bundled in a wheel)."""
+    try:
+        return str(data_dir("docs") / "SPEC.md")
+    except FileNotFoundError:
+        return "docs/SPEC.md"
+
+
+class SpecError(InputError):
+    """A problem with a spec: the message, then where the format is written down (every spec error says it)."""
+
+    def __str__(self) -> str:
+        return (f"{super().__str__()}\n  spec format: {spec_doc()}; `xe-forge spec init KERNEL` writes a "
+                "working spec from the kernel's get_inputs()")
 
 
 def canonical_dtype(name: str) -> str:
@@ -115,11 +132,11 @@ class Spec(BaseModel):
     def variant(self, name: str | None) -> Variant:
         """The first entry of a named variant; default `ci`, else the first one declared."""
         if not self.variants:
-            raise InputError(f"spec {self.path} declares no variants (add e.g. a `ci:` list)")
+            raise SpecError(f"spec {self.path} declares no variants (add e.g. a `ci:` list)")
         if name is None:
             name = "ci" if "ci" in self.variants else next(iter(self.variants))
         if name not in self.variants:
-            raise InputError(
+            raise SpecError(
                 f"spec {self.path} has no variant '{name}'",
                 hint=f"variants declared: {', '.join(self.variants)}",
             )
@@ -177,7 +194,7 @@ def _resolve_value(value: Any, dims: dict[str, Dim], where: str) -> Any:
         try:
             return safe_eval(value, dims)
         except (ValueError, SyntaxError):
-            raise InputError(f"{where}: '{value}' is neither a dim of this variant nor arithmetic over dims") from None
+            raise SpecError(f"{where}: '{value}' is neither a dim of this variant nor arithmetic over dims") from None
     return value
 
 
@@ -197,24 +214,24 @@ def input_shapes(spec: Spec, variant: Variant) -> dict[str, tuple[int, ...]]:
 
 
 def load_spec(path: Path) -> Spec:
-    """Parse and check a spec file; every problem becomes one InputError (exit code 2)."""
+    """Parse and check a spec file; every problem becomes one SpecError (exit code 2)."""
     path = Path(path)
     if not path.is_file():
-        raise InputError(f"spec file not found: {path}")
+        raise SpecError(f"spec file not found: {path}")
     try:
         raw = yaml.safe_load(path.read_text())
     except yaml.YAMLError as err:
-        raise InputError(f"spec {path} is not valid YAML: {err}") from None
+        raise SpecError(f"spec {path} is not valid YAML: {err}") from None
     if not isinstance(raw, dict):
-        raise InputError(f"spec {path} must be a mapping with `inputs`, `inits` and variant lists")
+        raise SpecError(f"spec {path} must be a mapping with `inputs`, `inits` and variant lists")
     try:
         spec = _build(raw, path)
     except ValidationError as err:
         first = err.errors()[0]
         loc = ".".join(str(p) for p in first["loc"])
-        raise InputError(f"spec {path}: {loc}: {first['msg']}") from None
+        raise SpecError(f"spec {path}: {loc}: {first['msg']}") from None
     except ValueError as err:
-        raise InputError(f"spec {path}: {err}") from None
+        raise SpecError(f"spec {path}: {err}") from None
     _check_names(spec)
     return spec
 
@@ -267,14 +284,14 @@ def _build(raw: dict[str, Any], path: Path) -> Spec:
 def _check_names(spec: Spec) -> None:
     """Every name a variant uses must exist: params among inputs, shape/init names among dims."""
     if not spec.inputs:
-        raise InputError(f"spec {spec.path} declares no `inputs`")
+        raise SpecError(f"spec {spec.path} declares no `inputs`")
     if not spec.variants:
-        raise InputError(f"spec {spec.path} declares no variants (add e.g. a `ci:` list with `dims`)")
+        raise SpecError(f"spec {spec.path} declares no variants (add e.g. a `ci:` list with `dims`)")
     for vname, entries in list(spec.variants.items()) + [("unseen", spec.unseen)]:
         for entry in entries:
             for param in entry.params or []:
                 if param not in spec.inputs:
-                    raise InputError(
+                    raise SpecError(
                         f"spec {spec.path}: variant '{vname}' names unknown input '{param}'",
                         hint=f"inputs declared: {', '.join(spec.inputs)}",
                     )
@@ -286,14 +303,14 @@ def _check_names(spec: Spec) -> None:
                 try:
                     value = safe_eval(entry.flop, concrete_dims)
                 except (ValueError, SyntaxError) as err:
-                    raise InputError(f"spec {spec.path}: variant '{vname}' flop: {err}") from None
+                    raise SpecError(f"spec {spec.path}: variant '{vname}' flop: {err}") from None
                 if not isinstance(value, int | float) or not math.isfinite(value):
-                    raise InputError(f"spec {spec.path}: variant '{vname}' flop is not a number")
+                    raise SpecError(f"spec {spec.path}: variant '{vname}' flop is not a number")
     known = {dim for entries in spec.variants.values() for entry in entries for dim in entry.dims}
     for entry in spec.unseen:
         stray = sorted(set(entry.dims) - known)
         if stray:  # a typo here would silently make the unseen shape equal the seen one
-            raise InputError(f"spec {spec.path}: an `unseen` entry sets dim '{stray[0]}', which no variant defines",
+            raise SpecError(f"spec {spec.path}: an `unseen` entry sets dim '{stray[0]}', which no variant defines",
                              hint=f"dims defined: {', '.join(sorted(known)) or 'none'}")
         for base_name, base_entries in spec.variants.items():
             merged = entry.merged_over(base_entries[0])
@@ -302,26 +319,28 @@ def _check_names(spec: Spec) -> None:
                 try:
                     safe_eval(entry.flop, merged.dims)
                 except (ValueError, SyntaxError) as err:
-                    raise InputError(f"spec {spec.path}: `unseen` flop: {err}") from None
+                    raise SpecError(f"spec {spec.path}: `unseen` flop: {err}") from None
 
 
 def _check_dims(spec: Spec, vname: str, dims: dict[str, Dim]) -> None:
+    """Shape items and init values are dim names, numbers, or arithmetic over dims ("2*H", "H//2")."""
     for iname, ispec in spec.inputs.items():
-        for s in ispec.shape:
-            if isinstance(s, str) and s not in dims:
-                _unknown_dim(spec, vname, s, f"input '{iname}'", dims)
+        _check_values(spec, vname, list(ispec.shape), f"input '{iname}'", dims)
     for name, value in spec.inits:
-        values = value if isinstance(value, list) else [value]
-        for v in values:
-            if isinstance(v, str) and v not in dims:
-                try:
-                    safe_eval(v, dims)
-                except (ValueError, SyntaxError):
-                    _unknown_dim(spec, vname, v, f"init '{name}'", dims)
+        _check_values(spec, vname, value if isinstance(value, list) else [value], f"init '{name}'", dims)
+
+
+def _check_values(spec: Spec, vname: str, values: list[Any], user: str, dims: dict[str, Dim]) -> None:
+    for v in values:
+        if isinstance(v, str) and v not in dims:
+            try:
+                safe_eval(v, dims)
+            except (ValueError, SyntaxError):
+                _unknown_dim(spec, vname, v, user, dims)
 
 
 def _unknown_dim(spec: Spec, vname: str, dim: str, user: str, dims: dict[str, Dim]) -> None:
-    raise InputError(
+    raise SpecError(
         f"spec {spec.path}: {user} uses dim '{dim}', which variant '{vname}' does not define",
         hint=f"dims defined: {', '.join(dims) or 'none'}",
     )
