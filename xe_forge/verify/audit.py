@@ -95,6 +95,7 @@ class WorkAudit:
             self.ok_ops.add(name)
         else:
             self.summary_.torch_flops += max(flops, 1.0)
+            self.summary_.refused_ops[name] = self.summary_.refused_ops.get(name, 0) + 1
 
     def _device_to_host(self, name: str, tensors_in: list[Any], out: Any) -> bool:
         on_device = any(t.device.type != "cpu" for t in tensors_in)

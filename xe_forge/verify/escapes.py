@@ -176,6 +176,8 @@ def _imports(node: ast.Import | ast.ImportFrom) -> list[Finding]:
 
 def _forbidden_path(path: str) -> str | None:
     parts = path.split(".")
+    if parts[0] in FORBIDDEN_IMPORTS:
+        return FORBIDDEN_IMPORTS[parts[0]]
     if parts[0] in ("torch", "triton") and any(p.startswith("_") and not (p.startswith("__") and p.endswith("__"))
                                                for p in parts[1:]):
         return "private torch/triton internals"
@@ -255,6 +257,7 @@ def jit_findings(body: ast.FunctionDef, jit_names: set[str], host_functions: set
     """A jit body calls jit functions, tl/triton APIs, its own (constexpr) parameters and a few builtins."""
     out = []
     params = {a.arg for a in body.args.args + body.args.kwonlyargs + body.args.posonlyargs}
+    callees = {id(n.func) for n in ast.walk(body) if isinstance(n, ast.Call)}
     for node in ast.walk(body):
         if isinstance(node, ast.Call):
             func = node.func
@@ -277,7 +280,8 @@ def jit_findings(body: ast.FunctionDef, jit_names: set[str], host_functions: set
                                                           "value: that reaches host data"))
         elif isinstance(node, ast.Attribute) and (node.attr in JIT_BLOCKED_ATTRS or node.attr.startswith("_")):
             out.append(_finding(node, "jit-body", f"@triton.jit `{body.name}` reads `.{node.attr}`"))
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in host_functions:
+        elif (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in host_functions
+              and id(node) not in callees):
             out.append(_finding(node, "jit-body", f"@triton.jit `{body.name}` uses host function `{node.id}`"))
     return out
 

@@ -60,6 +60,7 @@ class AuditSummary(BaseModel):
     allowed_flops: float = 0.0  # compute under a declared allowance (`--allow-torch`, spec allow_torch)
     movement_bytes: float = 0.0  # copies, concatenation, casts: data movement, not compute
     compute_ops: dict[str, int] = Field(default_factory=dict)  # aten op -> calls, allowed or not
+    refused_ops: dict[str, int] = Field(default_factory=dict)  # aten op -> calls no allowance covers
     device_to_host: list[str] = Field(default_factory=list)
     foreign_kernels: list[str] = Field(default_factory=list)  # GPU kernels from neither Triton nor allowed torch
     kernel_list: str = ""  # "checked", "skipped: why", or "" where the device has none

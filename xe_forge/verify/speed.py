@@ -76,7 +76,7 @@ def _checked(ev: Any, check: ShapeCheck, timed: p.Timed, wall_ms: float, name: s
     audit = merge_audits([a.audit for a in timed.sample_audits])
     failed = [a.failure for a in timed.sample_audits if a.failure]
     if failed or audit.torch_flops > 0 or audit.device_to_host or audit.foreign_kernels:
-        what = failed[0] if failed else (", ".join(sorted(audit.compute_ops)) or "device-to-host copies or "
+        what = failed[0] if failed else (", ".join(sorted(audit.refused_ops)) or "device-to-host copies or "
                                          "foreign GPU kernels")
         out.append(Finding(check="timed-audit", message=f"while timed, a sampled call did what checked calls did "
                                                         f"not: {what}"))

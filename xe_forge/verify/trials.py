@@ -194,7 +194,7 @@ class ShapeCheck:
         report.audit = summary
         where = report.variant
         if summary.torch_flops > 0:
-            ops = ", ".join(f"{k} x{v}" for k, v in sorted(summary.compute_ops.items()))
+            ops = ", ".join(f"{k} x{v}" for k, v in sorted(summary.refused_ops.items()))
             report.findings.append(Finding(check="torch-compute", message=f"{where}: at run time forward ran torch "
                                            f"compute outside Triton ({ops}; {summary.torch_flops:.3g} FLOP per call)",
                                            hint="compute it inside a @triton.jit kernel, or declare what the input "
@@ -274,8 +274,9 @@ def merge_audits(audits: list[AuditSummary]) -> AuditSummary:
         out.torch_flops = max(out.torch_flops, a.torch_flops)
         out.allowed_flops = max(out.allowed_flops, a.allowed_flops)
         out.movement_bytes = max(out.movement_bytes, a.movement_bytes)
-        for k, v in a.compute_ops.items():
-            out.compute_ops[k] = max(out.compute_ops.get(k, 0), v)
+        for mine, theirs in ((out.compute_ops, a.compute_ops), (out.refused_ops, a.refused_ops)):
+            for k, v in theirs.items():
+                mine[k] = max(mine.get(k, 0), v)
         out.device_to_host += [d for d in a.device_to_host if d not in out.device_to_host]
         out.foreign_kernels += [k for k in a.foreign_kernels if k not in out.foreign_kernels]
         out.kernel_list = a.kernel_list or out.kernel_list
