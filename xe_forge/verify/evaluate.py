@@ -187,7 +187,7 @@ class Evaluator:
             planned = answer(self.judge.call(p.PlanUnseen(), p.Planned))
             reports[0].frozen = planned.frozen
             for info in planned.shapes:
-                reports.append(check.run(info, trials=1, full=False))
+                reports.append(self._unseen(check, info, loaded))
                 if not reports[-1].passed:
                     break
         verdict = _verdict(reports, **base)
@@ -197,10 +197,27 @@ class Evaluator:
                           compile_baseline=compile_baseline)
         return verdict
 
+    @staticmethod
+    def _unseen(check: ShapeCheck, info: p.ShapeInfo, loaded: p.Loaded) -> CorrectnessReport:
+        """One unseen shape; a crash there (a kernel writing past a smaller buffer) is that shape's failure."""
+        try:
+            return check.run(info, trials=1, full=False)
+        except WorkerGone as gone:
+            return CorrectnessReport(variant=info.label, dtype=loaded.dtype, rtol=loaded.rtol, atol=loaded.atol,
+                                     unseen=True, dims=dict(info.dims),
+                                     findings=[Finding(check="worker", message=f"{info.label}: {gone}")])
+
     def _notes(self, source: str, loaded: p.Loaded, reports: list[CorrectnessReport]) -> list[str]:
         notes = [n for r in reports for n in r.notes]
         if not self.measures_speed and loaded.dtype == "float32" and "tl.dot" in source:
             notes.append(INTERPRETER_TF32)
+        flags = reports[0].degenerate
+        if any(f.endswith("initial weights") for f in flags) and not any(f.endswith("perturbed weights") for f in flags):
+            notes.append("the reference is degenerate at its initial weights (" + "; ".join(flags) + "): the "
+                         "absolute tolerance judges there, and the trials at perturbed weights carry the decision")
+        elif any(f.endswith("perturbed weights") for f in flags):
+            notes.append("the reference is degenerate even at perturbed weights (" + "; ".join(
+                f for f in flags if f.endswith("perturbed weights")) + "): passing says little about a kernel")
         frozen = reports[0].frozen
         if frozen:
             notes.append("unseen shapes keep " + "; ".join(f"{k} fixed ({why})" for k, why in frozen.items()))
