@@ -69,9 +69,9 @@ def test_degenerate_reference_is_flagged_even_when_the_candidate_passes(evaluato
     verdict = evaluator.evaluate(source("zeros/good.py"), problem("zeros"))
     assert verdict.passed, verdict.feedback()
     flags = verdict.correctness[0].degenerate
-    for weights in ("initial", "perturbed"):
-        assert {f"output is constant at the {weights} weights", f"output does not depend on the input at the "
-                f"{weights} weights", f"output is matched by zeros at the {weights} weights"} <= set(flags)
+    # degenerate at the initial and at the perturbed weights: the flags stand alone
+    assert {"output is constant", "output does not depend on the input", "output is matched by zeros"} <= set(flags)
+    assert any("degenerate at every weights tried" in n for n in verdict.notes)
 
 
 def test_an_honest_reference_has_no_degenerate_flags(evaluator: Evaluator, linear):

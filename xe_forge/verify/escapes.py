@@ -32,8 +32,16 @@ FORBIDDEN_IMPORTS = {
     "weakref": "introspection", "importlib": "dynamic imports", "imp": "dynamic imports", "pkgutil": "dynamic imports",
     "runpy": "dynamic imports", "code": "dynamic code", "codeop": "dynamic code", "marshal": "dynamic code",
     "pickle": "dynamic code", "dill": "dynamic code", "cloudpickle": "dynamic code", "copyreg": "dynamic code",
-    "faulthandler": "the process", "atexit": "the process", "resource": "the process", "time": "clocks",
-    "timeit": "clocks", "datetime": "clocks", "xe_forge": "the verifier",
+    "faulthandler": "the process", "atexit": "the process", "resource": "the process", "timeit": "clocks",
+    "datetime": "clocks", "xe_forge": "the verifier",
+}
+# modules a kernel file may import for a few harmless names only (a crash or a sleep is the kernel's
+# own failure; clocks, files and the interpreter's internals are not)
+PARTIAL_MODULES = {
+    "sys": ({"version_info", "version", "maxsize", "float_info", "byteorder", "platform"}, "the interpreter's internals"),
+    "os": ({"environ.get", "getenv", "cpu_count", "path.join", "path.basename", "path.dirname", "environ", "sep",
+            "abort"}, "the operating system"),
+    "time": ({"sleep"}, "clocks"),
 }
 FORBIDDEN_TORCH = {
     "torch.jit": "TorchScript", "torch.compile": "torch.compile", "torch.library": "custom operators",
@@ -65,8 +73,6 @@ FORBIDDEN_METHODS = {"__del__", "__torch_function__", "__torch_dispatch__", "__g
                      "__delete__", "__new__", "__array_function__", "__array_ufunc__"}
 FRAME_ATTRS = {"f_back", "f_locals", "f_globals", "f_code", "f_builtins", "gi_frame", "gi_code", "cr_frame",
                "ag_frame", "tb_frame", "tb_next", "co_code", "func_globals"}
-SYS_ALLOWED = {"version_info", "version", "maxsize", "float_info", "byteorder", "platform"}
-OS_ALLOWED = {"environ.get", "getenv", "cpu_count", "path.join", "path.basename", "path.dirname", "environ", "sep"}
 JIT_BUILTINS = {"range", "min", "max", "len", "int", "float", "bool", "abs", "print", "isinstance", "tuple", "zip",
                 "enumerate", "list"}
 JIT_BLOCKED_ATTRS = {"handle", "data", "numpy", "tolist", "item", "cpu", "storage"}
@@ -184,10 +190,10 @@ def _forbidden_path(path: str) -> str | None:
     for key, why in FORBIDDEN_TORCH.items():
         if path == key or path.startswith(key + "."):
             return why
-    if parts[0] == "sys" and len(parts) > 1 and parts[1] not in SYS_ALLOWED:
-        return "the interpreter's internals"
-    if parts[0] == "os" and len(parts) > 1 and ".".join(parts[1:]) not in OS_ALLOWED:
-        return "the operating system"
+    if parts[0] in PARTIAL_MODULES and len(parts) > 1:
+        allowed, why = PARTIAL_MODULES[parts[0]]
+        if ".".join(parts[1:]) not in allowed:
+            return why
     return None
 
 
@@ -200,7 +206,7 @@ def _attribute(node: ast.Attribute, aliases: dict[str, str], roots: set[str], *,
     elif node.attr.startswith("register_") and "hook" in node.attr or node.attr.startswith("register_module_"):
         out.append(_finding(node, "sandbox", f"`.{node.attr}`: hooks run code the verifier does not see"))
     path = dotted(node, aliases) if outermost else None
-    if path and path.split(".")[0] in roots | {"torch", "triton", "sys", "os"}:
+    if path and path.split(".")[0] in roots | {"torch", "triton", *PARTIAL_MODULES}:
         why = _forbidden_path(path)
         if why is not None and not _is_prefix_of_allowed(path):
             out.append(_finding(node, "sandbox", f"uses `{path}` ({why})"))

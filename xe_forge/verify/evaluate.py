@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import random
-import secrets
 import shutil
 import tempfile
 import time
@@ -25,6 +23,7 @@ from xe_forge.targets import get_device, resolve_target
 from xe_forge.verify import protocol as p
 from xe_forge.verify.models import CorrectnessReport, Finding, Verdict
 from xe_forge.verify.sandbox import Worker, WorkerGone
+from xe_forge.verify.seeds import SeedStream, run_secret
 from xe_forge.verify.speed import measure_speed
 from xe_forge.verify.static import check_source, launch_options
 from xe_forge.verify.trials import Patched, ProblemBroken, ShapeCheck, WorkerFault, answer
@@ -43,13 +42,13 @@ class Evaluator:
     def __init__(self, device: str = "auto", target: str | None = None, *, timeout: float = 300.0,
                  trials: int = 3, seed: int | None = None, workdir: Path | None = None, kb: Any = None,
                  cpu_timing: bool = False) -> None:
-        """`seed` makes the draws reproducible (tests, reproducing a report); by default they are secret.
+        """`seed` makes the draws reproducible (tests, reproducing a report); by default they are secret, and
+        with a `workdir` the same for the same candidate when a run is resumed (seeds.py).
         `cpu_timing` runs the timing protocol through the interpreter (figures meaningless; for tests)."""
         self.device = get_device(device, target)
         self.target = resolve_target(self.device, target)
         self.timeout = timeout
         self.trials = trials
-        self._random = random.Random(seed) if seed is not None else secrets.SystemRandom()
         self.cpu_timing = cpu_timing
         if kb is None:  # the target's constraints apply to every candidate, from any command
             from xe_forge.kb import load_kb
@@ -60,6 +59,9 @@ class Evaluator:
         # absolute: the workers run in their own temporary directories
         self.workdir = (Path(workdir) if workdir else Path(self._tmp.name)).resolve()
         self.workdir.mkdir(parents=True, exist_ok=True)
+        self._secret = (hashlib.sha256(f"seed {seed}".encode()).digest() if seed is not None
+                        else run_secret(self.workdir, persist=workdir is not None))
+        self._seeds = SeedStream(self._secret, "idle")
         self.judge = Worker("judge", self.device.kind, self.target, timeout=timeout, logdir=self.workdir)
         self.runner = Worker("runner", self.device.kind, self.target, timeout=timeout, logdir=self.workdir)
         self.worker = self.runner  # the process a candidate can break (kept for callers that count restarts)
@@ -67,10 +69,10 @@ class Evaluator:
 
     def draw(self) -> int:
         """A seed nobody else knows (unless the evaluator was given one)."""
-        return self._random.getrandbits(62)
+        return self._seeds.draw()
 
     def fraction(self) -> float:
-        return self._random.random()
+        return self._seeds.fraction()
 
     @property
     def measures_speed(self) -> bool:
@@ -180,6 +182,7 @@ class Evaluator:
                            findings=[Finding(check="import", line=imported.line,
                                              message=f"the candidate does not import: {imported.failure}")])
         # every seed is drawn from here on, after the candidate's import
+        self._seeds = SeedStream(self._secret, source, str(problem.reference.path), loaded.model_dump_json())
         check = ShapeCheck(self.judge, self.runner, folder, loaded, allowed, kernel_list=self.device.kind == "cuda",
                            input_budget=self._budget_for(problem, source, folder, allowed), draw=self.draw)
         reports = [check.run(loaded.main, trials=self.trials, full=full)]
@@ -212,12 +215,13 @@ class Evaluator:
         if not self.measures_speed and loaded.dtype == "float32" and "tl.dot" in source:
             notes.append(INTERPRETER_TF32)
         flags = reports[0].degenerate
-        if any(f.endswith("initial weights") for f in flags) and not any(f.endswith("perturbed weights") for f in flags):
+        everywhere = [f for f in flags if not f.endswith(" weights")]
+        if everywhere:
+            notes.append("the reference is degenerate at every weights tried (" + "; ".join(everywhere) + "): "
+                         "passing says little about a kernel, and its speedup means little")
+        elif any(f.endswith("at the initial weights") for f in flags):
             notes.append("the reference is degenerate at its initial weights (" + "; ".join(flags) + "): the "
                          "absolute tolerance judges there, and the trials at perturbed weights carry the decision")
-        elif any(f.endswith("perturbed weights") for f in flags):
-            notes.append("the reference is degenerate even at perturbed weights (" + "; ".join(
-                f for f in flags if f.endswith("perturbed weights")) + "): passing says little about a kernel")
         frozen = reports[0].frozen
         if frozen:
             notes.append("unseen shapes keep " + "; ".join(f"{k} fixed ({why})" for k, why in frozen.items()))

@@ -223,12 +223,18 @@ class Judge:
                 result.findings += _mutations(item.after, sent[item.id])
                 result.passed = result.passed and not result.findings
             reply.results[key] = result
-        weights = self.weights.get(req.dir, {})
-        for a, b in req.degenerate:
-            tag = f"at the {weights.get(a, 'initial')} weights"
-            reply.degenerate += [f"{flag} {tag}" for flag in degenerate_flags(expected[a], expected[b], prob.rtol,
-                                                                               prob.atol)]
+        reply.degenerate = self._degenerate(req, expected, prob)
         return reply
+
+    def _degenerate(self, req: p.Compare, expected: dict[str, list[Any]], prob: _Problem) -> list[str]:
+        """Flags that hold at every weights tried stand alone; the others say where they hold."""
+        weights = self.weights.get(req.dir, {})
+        where: dict[str, list[str]] = {}
+        for a, b in req.degenerate:
+            for flag in degenerate_flags(expected[a], expected[b], prob.rtol, prob.atol):
+                where.setdefault(flag, []).append(weights.get(a, "initial"))
+        tried = {weights.get(a, "initial") for a, _ in req.degenerate}
+        return [flag if set(at) == tried else f"{flag} at the {' and '.join(at)} weights" for flag, at in where.items()]
 
     # ---------------------------------------------------------------- timed outputs
 

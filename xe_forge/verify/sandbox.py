@@ -97,7 +97,7 @@ class Worker:
                 [sys.executable, "-m", "xe_forge.verify.child", self.role, self.device_kind, self.target,
                  str(req_r), str(rep_w)],
                 pass_fds=(req_r, rep_w), env=_child_environ(), cwd=self._cwd.name, stdin=subprocess.DEVNULL,
-                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+                stdout=log, stderr=subprocess.STDOUT)  # the caller's process group: killing it kills the worker
         os.close(req_r)
         os.close(rep_w)
         self._send, self._recv = Connection(req_w, readable=False), Connection(rep_r, writable=False)
@@ -199,7 +199,7 @@ class Worker:
         if self._proc is not None:
             if self._proc.poll() is None:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(self._proc.pid, signal.SIGKILL)
+                    self._proc.kill()
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self._proc.wait(timeout=10)
         for conn in (self._send, self._recv):
