@@ -43,6 +43,12 @@ def test_the_audit_holds_without_the_static_scan(path: str, evaluator: Evaluator
     assert REFUSED_BY_NAME[path] in finding(verdict, "torch-compute").message
 
 
+def test_a_cuda_kernel_no_aten_op_launches_is_refused_statically_here_and_by_the_kernel_list_on_gpus():
+    """benchmarks/verifier_gpu.py runs it on CUDA with the scan off: the profiler's kernel list flags it."""
+    found = check_source(source("audit/jiterator_epilogue.py")).findings
+    assert [f.check for f in found] == ["sandbox"] and "jiterator" in found[0].message
+
+
 def test_an_allowance_allows_exactly_what_it_names(evaluator: Evaluator):
     conv = problem("conv")
     allow = input_allowance(conv)

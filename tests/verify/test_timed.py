@@ -64,3 +64,11 @@ def test_the_wall_clock_bound_never_rejects_what_the_clock_saw(cand, base, null)
 
 def test_the_wall_clock_bound_is_tight_enough_to_catch_a_tenfold_lie():
     assert wall_speedup_bound(100.0, 100.0, 10.0, 10) * 1.25 < 10.0
+
+
+def test_final_verification_times_after_the_unseen_shapes(timing: Evaluator, linear):
+    """As final_verify does: unseen shapes, then timing at the visible shape's weights."""
+    verdict = timing.evaluate(source("linear/good.py"), linear, unseen=True, time_it=True,
+                              baseline_source=source("linear/good.py"))
+    assert verdict.passed, verdict.feedback()
+    assert len(verdict.correctness) > 3 and verdict.timing is not None

@@ -153,3 +153,29 @@ def inputs_from_module(module: ModuleType, seed: int) -> tuple[list[Any], list[A
 
     torch.manual_seed(seed)
     return list(module.get_inputs()), list(module.get_init_inputs())
+
+
+def own_dists(module: ModuleType, spec: Spec | None) -> list[str | None]:
+    """Per input position: 'uniform', 'normal', or None (not known: uniform, as KernelBench draws)."""
+    if spec is not None:
+        dists = problem_dists(module, spec)
+        return [dists.get(name) if (spec.inputs[name].dtype or "float").startswith(("float", "bfloat"))
+                else None for name in spec.inputs]
+    return list(get_inputs_generators(_source(module)))
+
+
+def redraw(template: list[Any], seed: int, dists: list[str | None]) -> list[Any]:
+    """Fresh values for a timed call, drawn on the template's device (fast, and the same in every process
+    on that kind of device): floating inputs from their own distribution, the others (indices) kept."""
+    import torch
+
+    out = []
+    for i, x in enumerate(template):
+        dist = dists[i] if i < len(dists) else None
+        if not torch.is_tensor(x) or not x.is_floating_point():
+            out.append(x)
+            continue
+        gen = torch.Generator(device=x.device).manual_seed(seed + i)
+        draw = torch.rand if dist == "uniform" else torch.randn
+        out.append(draw(x.shape, generator=gen, device=x.device, dtype=torch.float32).to(x.dtype))
+    return out

@@ -19,6 +19,8 @@ from xe_forge.problem.cases import (
     import_from_path,
     inputs_from_module,
     model_class,
+    own_dists,
+    redraw,
 )
 from xe_forge.problem.spec import Spec, Variant
 from xe_forge.verify import protocol as p
@@ -77,8 +79,9 @@ class Judge:
         self.expected: dict[str, dict[str, list[Any]]] = {}  # dir -> trial id -> outputs (CPU)
         self.sent: dict[str, dict[str, list[Any]]] = {}  # dir -> trial id -> inputs as sent (CPU)
         self.weights: dict[str, dict[str, str]] = {}  # dir -> trial id -> weights label
-        self.states: dict[str, dict[str, dict[str, Any]]] = {}  # dir -> weights label -> reference state
-        self.models: dict[str, Any] = {}  # dir -> the reference model built there
+        # dir -> shape -> weights label -> reference state / dir -> shape -> the reference model built there
+        self.states: dict[str, dict[str, dict[str, dict[str, Any]]]] = {}
+        self.models: dict[str, dict[str, Any]] = {}
 
     def handle(self, req: Any) -> p.Reply:
         handlers = {"load": self.load, "plan_unseen": self.plan_unseen, "prepare": self.prepare,
@@ -127,20 +130,19 @@ class Judge:
             ref = model_class(case.module)(*init).to(self.tdev)
         except Exception as exc:
             return p.Prepared(bad_input=f"the reference Model cannot be built at {case.info.label}: {describe(exc)}")
-        self.models[req.dir] = ref
+        self.models.setdefault(req.dir, {})[req.shape] = ref
         initial = {k: v.detach().clone() for k, v in ref.state_dict().items()}
-        moved = perturbed(initial, req.perturb_seed)
+        used = {t.weights for t in req.trials}
+        moved = perturbed(initial, req.perturb_seed) if used != {"initial"} else initial
         states = {"initial": initial, "perturbed": moved}
-        for trial in req.trials:
-            if trial.weights.startswith("perturbed:"):
-                states[trial.weights] = with_one_moved(initial, moved, trial.weights.split(":", 1)[1])
+        for label in used - set(states):  # "perturbed:<entry>": only that entry moved (a diagnosis)
+            states[label] = with_one_moved(initial, moved, label.split(":", 1)[1])
         out = p.Prepared(init=str(folder / f"{req.shape}_init.pt"),
                          params=[k for k in initial if torch.is_tensor(initial[k]) and not torch.equal(initial[k],
                                                                                                      moved[k])])
         torch.save(list(init), out.init)
         tdtype = getattr(torch, prob.dtype)
-        used = {t.weights for t in req.trials}
-        ref_states = self.states.setdefault(req.dir, {})
+        ref_states = self.states.setdefault(req.dir, {}).setdefault(req.shape, {})
         for label in used:
             shipped = {k: (v.to(tdtype) if v.is_floating_point() else v) for k, v in states[label].items()}
             ref_states[label] = {k: (v.to(torch.float32) if v.is_floating_point() else v) for k, v in shipped.items()}
@@ -238,27 +240,33 @@ class Judge:
 
     # ---------------------------------------------------------------- timed outputs
 
-    def _seeded(self, folder: str, shape: str, seed: int) -> list[Any]:
+    def _seeded(self, folder: str, req: p.CheckTimed, seed: int) -> list[Any]:
         """The reference's outputs on the inputs a timed call drew from `seed`, at the initial weights."""
+        import torch
+
         key = f"seed:{seed}"
         expected = self.expected.setdefault(folder, {})
         if key not in expected:
             prob = self._problem()
-            case = prob.shapes[shape]
-            inputs = build_case(case.module, prob.spec, case.variant, seed=seed, device="cpu", dtype=prob.dtype).inputs
-            expected[key] = self._reference(self.models[folder], self.states[folder]["initial"], inputs, case)
+            case = prob.shapes[req.shape]
+            template = build_case(case.module, prob.spec, case.variant, seed=req.template_seed, device="cpu",
+                                  dtype=prob.dtype).inputs
+            template = [x.to(self.tdev) if torch.is_tensor(x) else x for x in template]
+            inputs = redraw(template, seed, own_dists(case.module, prob.spec))
+            expected[key] = self._reference(self.models[folder][req.shape], self.states[folder][req.shape]["initial"],
+                                            inputs, case)
         return expected[key]
 
     def check_timed(self, req: p.CheckTimed) -> p.TimedChecked:
         prob = self._problem()
         reply = p.TimedChecked()
         for n, (fp, s) in enumerate(zip(req.fingerprints, req.seeds, strict=True)):
-            want = self._seeded(req.dir, req.shape, s)
+            want = self._seeded(req.dir, req, s)
             if not fingerprint_matches(fp, want, prob.rtol, prob.atol):
                 reply.bad_fingerprints.append(n)
             self.expected[req.dir].pop(f"seed:{s}", None)
         for item in req.samples:
-            self._seeded(req.dir, req.shape, int(item.id.split(":", 1)[1]))
+            self._seeded(req.dir, req, int(item.id.split(":", 1)[1]))
         sample = self.compare(p.Compare(dir=req.dir, items=req.samples))
         reply.samples = [sample.results[s.name or s.id] for s in req.samples]
         return reply

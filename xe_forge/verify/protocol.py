@@ -139,6 +139,7 @@ class CheckTimed(BaseModel):
     op: Literal["check_timed"] = "check_timed"
     dir: str
     shape: str = "main"
+    template_seed: int
     fingerprints: list[list[float]]  # per call: [sum, |sum|, sum of squares, non-finite]
     seeds: list[int]  # the input seed of each fingerprint
     samples: list[CompareItem] = Field(default_factory=list)  # id = "seed:<n>"
@@ -217,6 +218,7 @@ class TimePlan(BaseModel):
     spec: dict[str, Any] | None = None  # to draw inputs as the reference process does
     variant: str | None = None
     dtype: str = "float32"
+    template_seed: int  # the inputs every timed call redraws (shapes, dtypes, integer inputs)
     seeds: list[int]  # one per repetition (as many as the most repetitions allowed)
     baseline: Literal["eager", "input", "compile"] = "eager"
     reps: int | None = None

@@ -43,10 +43,12 @@ def measure_speed(ev: Any, verdict: Verdict, check: ShapeCheck, problem: Problem
     if compile_baseline:
         sides.append(("torch.compile", "compile"))
     findings: list[Finding] = []
+    template = ev.draw()
     for name, kind in sides:
         plan = p.TimePlan(init=prep.init, seed=check.cand_seed, state=prep.states["initial"],
                           spec=problem.spec.model_dump(mode="json") if problem.spec else None,
-                          variant=problem.variant, dtype=loaded.dtype, seeds=[ev.draw() for _ in range(MAX_REPS)],
+                          variant=problem.variant, dtype=loaded.dtype, template_seed=template,
+                          seeds=[ev.draw() for _ in range(MAX_REPS)],
                           baseline=kind, samples=[ev.fraction() for _ in range(SAMPLES)],
                           sample_dir=str(check.folder), allowed=check.allowed)
         started = time.monotonic()
@@ -55,7 +57,7 @@ def measure_speed(ev: Any, verdict: Verdict, check: ShapeCheck, problem: Problem
         if timed.failure or timed.timing is None:
             findings.append(Finding(check="timing", message=f"timing against {name} failed: {timed.failure}"))
             break
-        findings += _checked(ev, check, timed, wall_ms, name)
+        findings += _checked(ev, check, timed, wall_ms, name, template)
         if findings:
             break
         verdict.timings[name] = timed.timing
@@ -70,7 +72,7 @@ def measure_speed(ev: Any, verdict: Verdict, check: ShapeCheck, problem: Problem
         t.flops = flops
 
 
-def _checked(ev: Any, check: ShapeCheck, timed: p.Timed, wall_ms: float, name: str) -> list[Finding]:
+def _checked(ev: Any, check: ShapeCheck, timed: p.Timed, wall_ms: float, name: str, template: int) -> list[Finding]:
     """Everything the parent can verify about a timing report; empty when it holds up."""
     out = []
     audit = merge_audits([a.audit for a in timed.sample_audits])
@@ -82,8 +84,9 @@ def _checked(ev: Any, check: ShapeCheck, timed: p.Timed, wall_ms: float, name: s
                                                         f"not: {what}"))
     if any(a.launches == 0 for a in timed.sample_audits):
         out.append(Finding(check="timed-audit", message="while timed, a sampled call launched no Triton kernel"))
-    verified = answer(ev.judge.call(p.CheckTimed(dir=str(check.folder), fingerprints=timed.fingerprints,
-                                                 seeds=timed.seeds, samples=timed.samples), p.TimedChecked))
+    verified = answer(ev.judge.call(p.CheckTimed(dir=str(check.folder), template_seed=template,
+                                                 fingerprints=timed.fingerprints, seeds=timed.seeds,
+                                                 samples=timed.samples), p.TimedChecked))
     bad = len(verified.bad_fingerprints) + sum(not s.passed for s in verified.samples)
     if bad:
         out.append(Finding(check="timed-output", message=f"{bad} of {len(timed.fingerprints) + len(timed.samples)} "
@@ -94,11 +97,11 @@ def _checked(ev: Any, check: ShapeCheck, timed: p.Timed, wall_ms: float, name: s
         out.append(Finding(check="timing-inconsistent", message=f"the timed calls report {reported:.1f} ms, more "
                                                                 f"than the {wall_ms:.1f} ms the batch took"))
     if not out:
-        out += _wall_clock(ev, check, timed, name)
+        out += _wall_clock(ev, check, timed, name, template)
     return out
 
 
-def _wall_clock(ev: Any, check: ShapeCheck, timed: p.Timed, name: str) -> list[Finding]:
+def _wall_clock(ev: Any, check: ShapeCheck, timed: p.Timed, name: str, template: int) -> list[Finding]:
     """The parent's own clock around n calls of each side: the speedup claimed must be plausible."""
     n = int(max(5, min(200, SPIN_MS / max(timed.per_call_ms, 1e-3))))
     walls = {}
@@ -107,8 +110,9 @@ def _wall_clock(ev: Any, check: ShapeCheck, timed: p.Timed, name: str) -> list[F
         spun = answer(ev.runner.call(p.Spin(which=which, n=n), p.Spun))
         walls[which] = (time.monotonic() - started) * 1e3
         if which == "candidate":
-            verified = answer(ev.judge.call(p.CheckTimed(dir=str(check.folder), fingerprints=spun.fingerprints,
-                                                         seeds=spun.seeds), p.TimedChecked))
+            verified = answer(ev.judge.call(p.CheckTimed(dir=str(check.folder), template_seed=template,
+                                                         fingerprints=spun.fingerprints, seeds=spun.seeds),
+                                            p.TimedChecked))
             if verified.bad_fingerprints:
                 return [Finding(check="timed-output", message="calls timed by the parent's clock returned outputs "
                                                               "that do not match the reference")]

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from xe_forge.problem.cases import build_case, model_class
+from xe_forge.problem.cases import build_case, model_class, own_dists, redraw
 from xe_forge.problem.spec import Spec
 from xe_forge.verify import protocol as p
 from xe_forge.verify.compare import fingerprint, flatten
@@ -73,16 +73,16 @@ class TimingSession:
             return
         load_into(model, state, pairs)
         self.candidate = model
+        reference = self.runner.modules["reference"]
+        case = build_case(reference, self.spec, self.variant, seed=req.template_seed, device="cpu", dtype=req.dtype)
+        self.template = [x.to(runner.tdev) if torch.is_tensor(x) else x for x in case.inputs]
+        self.dists = own_dists(reference, self.spec)
         self.pool = [self._inputs(s) for s in req.seeds[:POOL]]
         self.baseline = self._baseline(state)
 
     def _inputs(self, seed: int) -> list[Any]:
-        """A timed call's inputs, drawn from its seed exactly as the reference process draws them."""
-        import torch
-
-        case = build_case(self.runner.modules["reference"], self.spec, self.variant, seed=seed, device="cpu",
-                          dtype=self.req.dtype)
-        return [x.to(self.runner.tdev) if torch.is_tensor(x) else x for x in case.inputs]
+        """A timed call's inputs, drawn from its seed on the device, exactly as the reference process does."""
+        return redraw(self.template, seed, self.dists)
 
     def _baseline(self, state: dict[str, Any]) -> Any:
         import torch
