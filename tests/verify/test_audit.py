@@ -145,3 +145,13 @@ def test_gpu_kernels_are_accounted_to_triton_launches_or_accepted_ops():
         _event("sm80_xmma_gemm_f32f32", device_type="DeviceType.CUDA"),  # a device event with no launcher
     ])
     assert foreign_kernels(events, audit, {"_gemm_kernel"}) == ["ampere_sgemm_128x64_tn", "sm80_xmma_gemm_f32f32"]
+
+
+def test_a_kernel_inside_an_op_nested_in_an_accepted_op_is_accounted():
+    """The dispatch mode sees `_to_copy`; the profiler shows the `copy_` it calls, which launches the kernel."""
+    outer = _event("aten::_to_copy")
+    inner = _event("aten::copy_", parent=outer)
+    audit = WorkAudit(set(), on_gpu=True)
+    audit.ok_ops = {"_to_copy"}
+    events = SimpleNamespace(events=lambda: [outer, inner, _event("cudaLaunchKernel", ["copy_kernel"], inner)])
+    assert foreign_kernels(events, audit, set()) == []

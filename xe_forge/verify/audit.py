@@ -219,18 +219,22 @@ def foreign_kernels(prof: Any, audit: WorkAudit, triton_names: set[str]) -> list
     launched: set[str] = set()
     for evt in prof.events():
         for kernel in getattr(evt, "kernels", []):
-            owner = evt
-            while owner is not None and not owner.name.startswith((TRITON_LABEL, "aten::")):
-                owner = owner.cpu_parent
-            if owner is None:
-                launched.add(kernel.name)
-            elif owner.name.startswith(TRITON_LABEL) or owner.name[len("aten::"):] in audit.ok_ops:
-                accounted.add(kernel.name)
-            else:
-                launched.add(kernel.name)
+            (accounted if _accounted(evt, audit) else launched).add(kernel.name)
         if _is_device_kernel(evt):
             launched.add(evt.name)
     return sorted(k for k in launched - accounted if not any(k == t or k.startswith(t + "_") for t in triton_names))
+
+
+def _accounted(evt: Any, audit: WorkAudit) -> bool:
+    """Whether any enclosing range is a Triton launch or an aten op the audit accepted (the outermost op
+    is the one the dispatch mode saw; `aten::copy_` may run inside the `aten::_to_copy` it accepted)."""
+    owner = evt
+    while owner is not None:
+        name = owner.name
+        if name.startswith(TRITON_LABEL) or (name.startswith("aten::") and name[len("aten::"):] in audit.ok_ops):
+            return True
+        owner = owner.cpu_parent
+    return False
 
 
 def _is_device_kernel(evt: Any) -> bool:

@@ -183,7 +183,8 @@ class Evaluator:
                                              message=f"the candidate does not import: {imported.failure}")])
         # every seed is drawn from here on, after the candidate's import
         self._seeds = SeedStream(self._secret, source, str(problem.reference.path), loaded.model_dump_json())
-        check = ShapeCheck(self.judge, self.runner, folder, loaded, allowed, kernel_list=self.device.kind == "cuda",
+        check = ShapeCheck(self.judge, self.runner, folder, loaded, allowed,
+                           kernel_list=self.device.kind == "cuda" and full,  # a profiler session per shape
                            input_budget=self._budget_for(problem, source, folder, allowed), draw=self.draw)
         reports = [check.run(loaded.main, trials=self.trials, full=full)]
         if reports[0].passed and unseen:

@@ -196,6 +196,10 @@ class PatchGuard:
 
 
 def _fingerprint(namespace: Any) -> dict[str, tuple[Any, Any]]:
-    """Each name's value and, for Python functions, its code object (`f.__code__ = g.__code__` counts)."""
+    """Each name's value and, for Python functions, its code object (`f.__code__ = g.__code__` counts).
+
+    Single-underscore names are left out: modules keep private state there that changes on its own
+    (torch.cuda's `_initialized`), and a kernel file may not reach private names at all (static scan).
+    """
     return {name: (value, value.__code__ if isinstance(value, types.FunctionType) else None)
-            for name, value in list(namespace.items())}
+            for name, value in list(namespace.items()) if not (name.startswith("_") and not name.startswith("__"))}

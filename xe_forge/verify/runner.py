@@ -51,6 +51,14 @@ def warm_up(device: Any) -> None:
     buffer.seek(0)
     torch.load(buffer, weights_only=True)
     device.synchronize()
+    on_gpu = not device.torch_device().startswith("cpu")
+    with kernel_profile(on_gpu) as prof:  # the profiler imports lazily too
+        (torch.ones(4, device=device.torch_device()) * 2).sum()
+        device.synchronize()
+    if on_gpu and not isinstance(prof, str):
+        with audit_call(model, [], on_gpu=True) as audit:
+            pass
+        foreign_kernels(prof, audit, set())
 
 
 class Runner:
