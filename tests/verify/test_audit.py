@@ -43,6 +43,13 @@ def test_the_audit_holds_without_the_static_scan(path: str, evaluator: Evaluator
     assert REFUSED_BY_NAME[path] in finding(verdict, "torch-compute").message
 
 
+def test_tensor_data_handed_to_host_numpy_is_refused_on_any_device(evaluator: Evaluator, linear):
+    assert check_source(source("audit/numpy_host.py")).findings == []
+    verdict = evaluator.evaluate(source("audit/numpy_host.py"), linear)
+    failed(verdict, "audit")
+    assert "numpy" in finding(verdict, "host-compute").message
+
+
 def test_a_cuda_kernel_no_aten_op_launches_is_refused_statically_here_and_by_the_kernel_list_on_gpus():
     """benchmarks/verifier_gpu.py runs it on CUDA with the scan off: the profiler's kernel list flags it."""
     found = check_source(source("audit/jiterator_epilogue.py")).findings

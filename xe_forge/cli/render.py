@@ -53,7 +53,7 @@ def verdict_table(verdict: Verdict, title: str) -> Table:
 
 def _audit_clean(report) -> bool:
     a = report.audit
-    return a.torch_flops == 0 and not a.device_to_host and not a.foreign_kernels
+    return a.torch_flops == 0 and not a.device_to_host and not a.host_exits and not a.foreign_kernels
 
 
 def _audit_line(report) -> str:

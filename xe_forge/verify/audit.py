@@ -41,6 +41,8 @@ MOVEMENT = frozenset({
 SYNCING = frozenset({"_local_scalar_dense", "nonzero", "masked_select", "_unique2", "unique_dim", "unique_consecutive",
                      "item", "equal", "is_nonzero"})
 TRITON_LABEL = "xe_forge.triton:"
+# torch functions that hand tensor data to host Python (numpy, lists): compute there escapes the audit
+HOST_EXITS = frozenset({"numpy", "__array__", "from_numpy", "tolist"})
 
 
 def normalise(allowed: list[str] | set[str]) -> tuple[set[str], set[str]]:
@@ -65,15 +67,22 @@ def normalise(allowed: list[str] | set[str]) -> tuple[set[str], set[str]]:
 class WorkAudit:
     """Collects one call's torch work; `summary()` is what crosses back to the parent."""
 
-    def __init__(self, leaves: set[str], on_gpu: bool) -> None:
+    def __init__(self, leaves: set[str], on_gpu: bool, launches: Any = None) -> None:
         self.leaves = leaves
         self.on_gpu = on_gpu
+        self.launches = launches  # the launch counter: work inside a Triton launch is the launcher's
         self.depth = 0  # > 0 while an allowed function or submodule runs
         self.summary_ = AuditSummary(calls=1)
         self.ok_ops: set[str] = set()  # aten ops whose GPU kernels are accounted for
 
+    def inside_launch(self) -> bool:
+        return self.launches is not None and self.launches.depth > 0
+
     def record(self, func: Any, args: tuple, kwargs: dict, out: Any) -> None:
         name = func._overloadpacket.__name__
+        if self.inside_launch():
+            self.ok_ops.add(name)  # the interpreter's own copies, inside a launch
+            return
         if name in FREE or getattr(func, "is_view", False):
             self.ok_ops.add(name)
             return
@@ -133,13 +142,14 @@ def _flops(func: Any, args: tuple, kwargs: dict, out: Any, tensors_in: list[Any]
 
 
 @contextlib.contextmanager
-def audit_call(model: Any, allowed: list[str], *, on_gpu: bool) -> Iterator[WorkAudit]:
-    """Audit one forward: dispatch-level work, with allowed submodules and functions attributed."""
+def audit_call(model: Any, allowed: list[str], *, on_gpu: bool, launches: Any = None) -> Iterator[WorkAudit]:
+    """Audit one forward: dispatch-level work, with allowed submodules and functions attributed, and
+    tensor data handed to host Python (numpy, lists) recorded."""
     from torch.overrides import TorchFunctionMode
     from torch.utils._python_dispatch import TorchDispatchMode
 
     modules, leaves = normalise(allowed)
-    audit = WorkAudit(leaves, on_gpu)
+    audit = WorkAudit(leaves, on_gpu, launches)
 
     class _Dispatch(TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
@@ -150,7 +160,10 @@ def audit_call(model: Any, allowed: list[str], *, on_gpu: bool) -> Iterator[Work
 
     class _Attribute(TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):
-            name = getattr(func, "__name__", "").strip("_")
+            raw = getattr(func, "__name__", "")
+            if raw in HOST_EXITS and not audit.inside_launch():
+                audit.summary_.host_exits.append(raw)
+            name = raw.strip("_")
             if name not in leaves:
                 return func(*args, **(kwargs or {}))
             audit.depth += 1

@@ -33,7 +33,7 @@ NO_SPEC_ON_CPU = ("no spec: the interpreter runs the shapes get_inputs() makes, 
                   "can take hours on a CPU; add a spec with a small `ci` variant (see examples/)")
 INTERPRETER_TF32 = ("the interpreter computes tl.dot in full fp32 whatever input_precision says: a kernel that "
                     "uses TF32 on fp32 data passes here and fails the fp32 contract on an NVIDIA GPU")
-AUDIT_CHECKS = {"torch-compute", "device-to-host", "gpu-kernels", "torch-budget"}
+AUDIT_CHECKS = {"torch-compute", "device-to-host", "host-compute", "gpu-kernels", "torch-budget"}
 
 
 class Evaluator:
@@ -136,21 +136,8 @@ class Evaluator:
         try:
             verdict = self._evaluate(source, problem, allowed, folder, unseen=unseen, full=full, timed=timed,
                                      baseline_source=baseline_source, compile_baseline=compile_baseline, name=name)
-        except ProblemBroken as exc:
-            verdict = Verdict(passed=False, stage_failed="input", bad_input=True,
-                              findings=[Finding(check="input", message=str(exc))], **base)
-        except Patched as exc:
-            shown = ", ".join(exc.names[:5]) + (f" and {len(exc.names) - 5} more" if len(exc.names) > 5 else "")
-            verdict = Verdict(passed=False, stage_failed=getattr(exc, "stage", "correctness"), **base,
-                              findings=[Finding(check="monkey-patch", message=f"the candidate rebound {shown} in its "
-                                                "process: patching torch, triton or the harness is not allowed")])
-        except WorkerGone as exc:
-            verdict = Verdict(passed=False, stage_failed="worker", findings=[Finding(check="worker", message=str(exc))],
-                              **base)
-        except WorkerFault as exc:
-            verdict = Verdict(passed=False, stage_failed="worker", **base,
-                              findings=[Finding(check="worker", message=f"internal error in a worker: {exc}",
-                                                hint=exc.trace[-800:])])
+        except (ProblemBroken, Patched, WorkerGone, WorkerFault) as exc:
+            verdict = failure_verdict(exc, **base)
         finally:
             self.runner.fence()
             with contextlib.suppress(WorkerGone, OSError):
@@ -171,11 +158,9 @@ class Evaluator:
                                         p.Loaded))
         if loaded.bad_input or loaded.main is None:
             raise ProblemBroken(loaded.bad_input or "the reference cannot be loaded")
-        imported = self.runner.call(p.Import(path=str(self._write(source, name)), role="candidate"), p.Imported)
+        imported = self.runner.call(p.Import(path=str(self.source_file(source, name)), role="candidate"), p.Imported)
         if imported.patched:
-            exc = Patched(imported.patched)
-            exc.stage = "import"  # type: ignore[attr-defined]
-            raise exc
+            raise Patched(imported.patched, stage="import")
         answer(imported)
         if imported.failure:
             return Verdict(passed=False, stage_failed="import", **base,
@@ -244,7 +229,7 @@ class Evaluator:
         return budget
 
     def _measure_input(self, input_source: str, prep: p.Prepared, folder: Path, allowed: list[str]) -> float | None:
-        imported = answer(self.runner.call(p.Import(path=str(self._write(input_source, "input")), role="input"),
+        imported = answer(self.runner.call(p.Import(path=str(self.source_file(input_source, "input")), role="input"),
                                            p.Imported))
         if imported.failure:
             return None
@@ -257,7 +242,8 @@ class Evaluator:
             return None
         return ran.calls[0].audit.allowed_flops
 
-    def _write(self, source: str, name: str) -> Path:
+    def source_file(self, source: str, name: str) -> Path:
+        """The source as a file in the work directory (Triton's @jit needs a real file to import)."""
         digest = hashlib.sha256(source.encode()).hexdigest()[:12]
         path = self.workdir / f"{name}_{digest}.py"
         if not path.exists():
@@ -266,6 +252,23 @@ class Evaluator:
 
     def _speed_note(self) -> str:
         return "" if self.measures_speed else CPU_SPEED_NOTE
+
+
+def failure_verdict(exc: Exception, **base: Any) -> Verdict:
+    """The verdict for an evaluation that ended early: a broken problem, a patch, a worker lost or faulting."""
+    if isinstance(exc, ProblemBroken):
+        return Verdict(passed=False, stage_failed="input", bad_input=True, findings=[Finding(check="input",
+                                                                                            message=str(exc))], **base)
+    if isinstance(exc, Patched):
+        shown = ", ".join(exc.names[:5]) + (f" and {len(exc.names) - 5} more" if len(exc.names) > 5 else "")
+        return Verdict(passed=False, stage_failed=exc.stage, **base,
+                       findings=[Finding(check="monkey-patch", message=f"the candidate rebound {shown} in its process: "
+                                         "patching torch, triton or the harness is not allowed")])
+    if isinstance(exc, WorkerFault):
+        return Verdict(passed=False, stage_failed="worker", **base,
+                       findings=[Finding(check="worker", message=f"internal error in a worker: {exc}",
+                                         hint=exc.trace[-800:])])
+    return Verdict(passed=False, stage_failed="worker", findings=[Finding(check="worker", message=str(exc))], **base)
 
 
 def _verdict(reports: list[CorrectnessReport], **base: Any) -> Verdict:

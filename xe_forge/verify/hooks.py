@@ -36,6 +36,7 @@ class LaunchCounter:
     def __init__(self) -> None:
         self.count = 0
         self.names: set[str] = set()
+        self.depth = 0  # > 0 while a Triton launch runs (the interpreter's own torch/numpy work is not the host's)
 
 
 def kernel_name(jit: Any) -> str:
@@ -58,14 +59,18 @@ def count_launches(*, ghost: bool = False, label: bool = False) -> Iterator[Laun
                 counter.names.add(name)
             if ghost:
                 return None
-            if label:
-                from torch.profiler import record_function
+            counter.depth += 1
+            try:
+                if label:
+                    from torch.profiler import record_function
 
-                from xe_forge.verify.audit import TRITON_LABEL
+                    from xe_forge.verify.audit import TRITON_LABEL
 
-                with record_function(TRITON_LABEL + name):
-                    return original(self, *args, **kwargs)
-            return original(self, *args, **kwargs)
+                    with record_function(TRITON_LABEL + name):
+                        return original(self, *args, **kwargs)
+                return original(self, *args, **kwargs)
+            finally:
+                counter.depth -= 1
 
         return run
 

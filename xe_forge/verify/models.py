@@ -62,6 +62,7 @@ class AuditSummary(BaseModel):
     compute_ops: dict[str, int] = Field(default_factory=dict)  # aten op -> calls, allowed or not
     refused_ops: dict[str, int] = Field(default_factory=dict)  # aten op -> calls no allowance covers
     device_to_host: list[str] = Field(default_factory=list)
+    host_exits: list[str] = Field(default_factory=list)  # numpy()/tolist(): data handed to host Python
     foreign_kernels: list[str] = Field(default_factory=list)  # GPU kernels from neither Triton nor allowed torch
     kernel_list: str = ""  # "checked", "skipped: why", or "" where the device has none
 

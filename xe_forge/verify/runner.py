@@ -161,7 +161,8 @@ class Runner:
         out = None
         try:
             with torch.no_grad(), poisoned_allocations(), count_launches(ghost=ghost, label=profile) as counter, \
-                    kernel_profile(profile) as prof, audit_call(model, list(allowed), on_gpu=self.on_gpu) as audit:
+                    kernel_profile(profile) as prof, \
+                    audit_call(model, list(allowed), on_gpu=self.on_gpu, launches=counter) as audit:
                 out = flatten(model(*inputs))
                 self.device.synchronize()
         except Exception as exc:

@@ -37,7 +37,7 @@ def measure_speed(ev: Any, verdict: Verdict, check: ShapeCheck, problem: Problem
     answer(ev.runner.call(p.Import(path=str(problem.reference.path), role="reference"), p.Imported))
     sides = [("eager", "eager")]
     if baseline_source is not None:
-        answer(ev.runner.call(p.Import(path=str(ev._write(baseline_source, "baseline")), role="baseline"),
+        answer(ev.runner.call(p.Import(path=str(ev.source_file(baseline_source, "baseline")), role="baseline"),
                               p.Imported))
         sides = [("input kernel", "input")]
     if compile_baseline:
@@ -77,7 +77,7 @@ def _checked(ev: Any, check: ShapeCheck, timed: p.Timed, wall_ms: float, name: s
     out = []
     audit = merge_audits([a.audit for a in timed.sample_audits])
     failed = [a.failure for a in timed.sample_audits if a.failure]
-    if failed or audit.torch_flops > 0 or audit.device_to_host or audit.foreign_kernels:
+    if failed or audit.torch_flops > 0 or audit.device_to_host or audit.host_exits or audit.foreign_kernels:
         what = failed[0] if failed else (", ".join(sorted(audit.refused_ops)) or "device-to-host copies or "
                                          "foreign GPU kernels")
         out.append(Finding(check="timed-audit", message=f"while timed, a sampled call did what checked calls did "

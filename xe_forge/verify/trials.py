@@ -40,9 +40,11 @@ class WorkerFault(Exception):
 
 
 class Patched(Exception):
-    def __init__(self, names: list[str]) -> None:
+    """The candidate's process saw torch, triton or the harness rebound: nothing measured there counts."""
+
+    def __init__(self, names: list[str], stage: str = "correctness") -> None:
         super().__init__(", ".join(names))
-        self.names = names
+        self.names, self.stage = names, stage
 
 
 def seed() -> int:
@@ -203,6 +205,10 @@ class ShapeCheck:
             report.findings.append(Finding(check="device-to-host", message=f"{where}: forward copies device data to "
                                            f"the host ({', '.join(sorted(set(summary.device_to_host)))})",
                                            hint="keep scalars on the device: pass tensors to the kernel, not .item()"))
+        if summary.host_exits:
+            report.findings.append(Finding(check="host-compute", message=f"{where}: forward hands tensor data to host "
+                                           f"Python ({', '.join(sorted(set(summary.host_exits)))}), where no audit "
+                                           "sees what is computed", hint="keep the data in tensors and kernels"))
         if summary.foreign_kernels:
             report.findings.append(Finding(check="gpu-kernels", message=f"{where}: GPU kernels launched by neither a "
                                            f"Triton launch nor an allowed torch op: "
@@ -280,6 +286,7 @@ def merge_audits(audits: list[AuditSummary]) -> AuditSummary:
             for k, v in theirs.items():
                 mine[k] = max(mine.get(k, 0), v)
         out.device_to_host += [d for d in a.device_to_host if d not in out.device_to_host]
+        out.host_exits += [d for d in a.host_exits if d not in out.host_exits]
         out.foreign_kernels += [k for k in a.foreign_kernels if k not in out.foreign_kernels]
         out.kernel_list = a.kernel_list or out.kernel_list
     return out
