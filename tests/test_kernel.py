@@ -107,8 +107,9 @@ def test_load_problem_discovers_the_spec_and_its_default_variant(tmp_path):
     shutil.copy(PROBLEMS / "conv_bias.yaml", tmp_path / "conv_bias.yaml")
     problem = load_problem(kernel)
     assert problem.spec is not None and problem.variant == "ci"
-    assert [e.dims["BATCH"] for e in problem.unseen_entries()] == [3, 2]
-    assert load_problem(kernel, variant="bench-gpu").unseen_entries()[0].dims["IN_CH"] == 64
+    assert [e.merged_over(problem.variant_entry()).dims["BATCH"] for e in problem.spec.unseen] == [3, 2]
+    bench = load_problem(kernel, variant="bench-gpu")
+    assert bench.spec.unseen[0].merged_over(bench.variant_entry()).dims["IN_CH"] == 64
     assert load_problem(kernel, discover_spec=False).spec is None
 
 

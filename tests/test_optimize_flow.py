@@ -4,6 +4,7 @@ user does with the run: read its reports and distill its verified wins into draf
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -23,6 +24,9 @@ def run(tmp_path_factory):
     shutil.copytree(EXAMPLE, home / "ex")
     with pytest.MonkeyPatch.context() as mp:
         mp.chdir(home)
+        for name in [n for n in os.environ if n.startswith("XE_FORGE_")]:
+            mp.delenv(name)
+        mp.setenv("XE_FORGE_DEVICE", "cpu")  # the README's command, on the CPU even where a GPU is present
         result = CliRunner().invoke(app, ["optimize", "ex/kernel.py", "-o", "optimized.py"])
     runs = list((home / "runs").iterdir())
     return home, result, runs
@@ -31,7 +35,7 @@ def run(tmp_path_factory):
 def test_optimize_example_with_relative_paths_writes_the_output(run):
     home, result, runs = run
     assert result.exit_code == 0, result.output
-    assert "improved (speed unverified)" in result.output
+    assert "verified correct, speed not measured" in result.output
     out = (home / "optimized.py").read_text()
     assert "@triton.autotune" in out and out != (home / "ex" / "kernel.py").read_text()
     assert len(runs) == 1 and (runs[0] / "output.py").read_text() == out
@@ -72,9 +76,20 @@ def test_resume_by_run_id_alone_reports_a_finished_run(run):
     home, _, runs = run
     result = CliRunner().invoke(app, ["optimize", "--resume", runs[0].name, "--run-dir", str(home / "runs")])
     assert result.exit_code == 0, result.output
-    assert "already finished" in result.output and "improved (speed unverified)" in result.output
+    assert "already finished" in result.output and "verified correct, speed not measured" in result.output
 
 
 def test_optimize_without_kernel_or_resume_is_bad_input():
     result = CliRunner().invoke(app, ["optimize"])
     assert result.exit_code == 2 and "--resume RUN_ID" in result.output
+
+
+def test_the_run_directory_setting_is_where_runs_are_found(run, tmp_path, monkeypatch):
+    """XE_FORGE_RUN_DIR stands in for --run-dir: resume and distill find the run without the flag."""
+    home, _, runs = run
+    monkeypatch.setenv("XE_FORGE_RUN_DIR", str(home / "runs"))
+    monkeypatch.chdir(tmp_path)
+    resumed = CliRunner().invoke(app, ["optimize", "--resume", runs[0].name])
+    assert resumed.exit_code == 0 and "already finished" in resumed.output, resumed.output
+    distilled = CliRunner().invoke(app, ["kb", "distill", runs[0].name, "-o", str(tmp_path / "d.yaml")])
+    assert distilled.exit_code == 0 and (tmp_path / "d.yaml").is_file(), distilled.output

@@ -1,4 +1,4 @@
-"""The three ways a command can stop short, each with its exit code (DESIGN.md, Command line).
+"""The ways a command can stop short, each with its exit code (README, "Exit codes").
 
 The CLI turns a ForgeError into one line on stderr and its exit code; nothing else in the package
 prints tracebacks for expected failures.
@@ -31,3 +31,9 @@ class EnvError(ForgeError):
     """Environment: no such device, toolchain missing, LLM unreachable when one was asked for."""
 
     exit_code = 3
+
+
+class Interrupted(ForgeError):
+    """Ctrl-C during a run: the run is saved and can be resumed (the shell's code for SIGINT)."""
+
+    exit_code = 130

@@ -15,7 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from xe_forge.batch.runner import BatchOptions, run_batch
+from xe_forge.batch.models import BatchRequest
+from xe_forge.batch.runner import run_batch
+from xe_forge.config import RunRequest
 
 FIXTURES = Path(__file__).parent / "fixtures"
 PROBLEMS = FIXTURES / "problems"
@@ -23,12 +25,14 @@ SEEDS = FIXTURES / "seeds"
 LLM_VARS = ("XE_FORGE_MODEL", "XE_FORGE_API_BASE", "XE_FORGE_API_KEY")
 
 
-def batch_options(out: Path, **overrides: object) -> BatchOptions:
-    """Options for a short CPU batch over the fixtures: one cheap stage, one iteration."""
-    base: dict[str, object] = dict(problems_dir=str(PROBLEMS), seeds_dir=str(SEEDS), out=str(out), device="cpu",
-                                   engine="auto", variant="ci", stages="dtype", max_iters=1, time_limit=240.0,
-                                   timeout=120.0)
-    return BatchOptions(**{**base, **overrides})
+def batch_options(out: Path, **overrides: object) -> BatchRequest:
+    """A short CPU batch over the fixtures: one cheap stage, one iteration; run options go to `run`."""
+    values: dict[str, object] = dict(problems_dir=str(PROBLEMS), seeds_dir=str(SEEDS), out=str(out), device="cpu",
+                                     engine="auto", variant="ci", stages="dtype", max_iters=1, time_limit=240.0,
+                                     timeout=120.0)
+    values.update(overrides)
+    run = {k: values.pop(k) for k in list(values) if k in RunRequest.model_fields}
+    return BatchRequest(**values, run=RunRequest(**run))
 
 
 @pytest.fixture(scope="session")
@@ -61,6 +65,6 @@ def full_batch(offline_env: Path, tmp_path_factory: pytest.TempPathFactory) -> d
 
 @pytest.fixture(scope="session")
 def options():
-    """The factory of BatchOptions for the fixtures (a fixture, so test modules need no imports of conftest)."""
+    """The factory of BatchRequests for the fixtures (a fixture, so test modules need no imports of conftest)."""
     return batch_options
 

@@ -43,5 +43,5 @@ def test_a_correct_problem_exits_0_and_exports(offline_env, tmp_path: Path):
                     "--export-trajectories", str(traj), *FAST)
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout)
-    assert summary["correct"] == 1 and summary["per_problem"][0]["status"] == "improved (speed unverified)"
+    assert summary["correct"] == 1 and summary["per_problem"][0]["status"] == "verified correct, speed not measured"
     assert [json.loads(line)["stage"] for line in traj.read_text().splitlines()] == ["dtype"]

@@ -13,14 +13,15 @@ from types import SimpleNamespace
 import pytest
 
 from xe_forge.batch import runner as batch
+from xe_forge.batch.models import BatchRequest, ProblemFile, ProblemJob, ProblemResult
 from xe_forge.batch.runner import (
-    BatchStore,
-    ProblemFile,
     device_slots,
     discover_problems,
     find_seed,
     parse_only,
 )
+from xe_forge.batch.store import BatchStore
+from xe_forge.config import RunRequest
 from xe_forge.errors import EnvError, InputError
 from xe_forge.paths import data_dir
 
@@ -177,9 +178,9 @@ def test_store_counts_attempts_and_keeps_results(tmp_path: Path):
     assert store.status(3) is None
     store.start(p, 1)
     assert store.status(3) == "running"
-    store.finish(3, {"status": "failed", "reason": "boom", "correct": False})
+    store.finish(3, ProblemResult.failed(p, None, "failed", "boom"))
     store.start(p, 0)
-    store.finish(3, {"status": "no improvement", "correct": True})
+    store.finish(3, ProblemResult(problem_id=3, name="3_X", status="no improvement", correct=True))
     (row,) = BatchStore(tmp_path / "b.sqlite").results()  # a fresh connection sees what was committed
     assert row["attempts"] == 2 and row["worker"] == 0 and row["status"] == "no improvement" and row["correct"]
     assert "reason" not in row  # the result of the last attempt replaces the earlier one
@@ -203,3 +204,25 @@ def test_a_problem_process_killed_by_a_signal_is_recorded_as_crashed(tmp_path: P
     status, reason = batch._run_child(tmp_path / "job.json", dict(os.environ), 60)
     assert status == "crashed"
     assert reason == "problem process exited with -6: loading the seed | Fatal Python error: Aborted"
+
+
+# ---------------------------------------------------------------- the job a problem process is given
+
+@pytest.mark.parametrize("device", ["cuda", "xpu", "cpu", "auto"])
+def test_the_requested_device_reaches_the_problem_process(tmp_path: Path, monkeypatch, device: str):
+    """`batch --device cuda` must run each problem on cuda (its worker's one visible GPU), not `auto`."""
+    seen: dict[str, ProblemJob] = {}
+
+    def fake_child(job_path: Path, env: dict[str, str], limit: float) -> tuple[str | None, str]:
+        seen["job"] = ProblemJob.model_validate_json(job_path.read_text())
+        return "crashed", "stub"
+
+    monkeypatch.setattr(batch, "_run_child", fake_child)
+    problem = ProblemFile(id=1, name="1_Scale_Shift", path=str(PROBLEMS / "1_Scale_Shift.py"))
+    request = BatchRequest(problems_dir=str(PROBLEMS), out=str(tmp_path), compile=True,
+                           run=RunRequest(device=device, target="nvidia-sm90", trials=2, stages="dtype"))
+    batch._solve(problem, request, SEEDS, tmp_path, {})
+    run = seen["job"].run
+    assert (run.device, run.target, run.trials, run.stages) == (device, "nvidia-sm90", 2, "dtype")
+    assert run.reference == problem.path and run.kernel.endswith("kernel.py") and run.run_dir == tmp_path / "runs"
+    assert seen["job"].compile

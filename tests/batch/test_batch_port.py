@@ -72,6 +72,7 @@ def llm(offline_env, monkeypatch: pytest.MonkeyPatch):
         yield server
 
 
+@pytest.mark.slow  # three batch runs, each a problem process that imports torch and spawns a worker
 def test_port_verifies_refines_and_replays_on_resume(llm: FakeOpenAI, options, tmp_path: Path):
     out = tmp_path / "out"
     s = run_batch(options(out, only="5", workers=1, max_iters=2))

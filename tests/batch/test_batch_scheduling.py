@@ -15,7 +15,9 @@ from pathlib import Path
 import pytest
 
 from xe_forge.batch import runner as batch
-from xe_forge.batch.runner import BatchOptions, run_batch
+from xe_forge.batch.models import BatchRequest, ProblemResult
+from xe_forge.batch.runner import run_batch
+from xe_forge.config import RunRequest
 from xe_forge.errors import InputError
 
 
@@ -27,15 +29,15 @@ class StubSolver:
         self.calls: list[tuple[int, dict[str, str]]] = []
         self.lock = threading.Lock()
 
-    def __call__(self, problem, opts, seeds_dir, out, env) -> dict:
+    def __call__(self, problem, opts, seeds_dir, out, env, executor=None) -> ProblemResult:
         with self.lock:
             self.calls.append((problem.id, env))
         time.sleep(self.delay)
         if problem.id in self.raise_on:
             raise RuntimeError("job file could not be written")
         if problem.id in self.fail:
-            return {"status": "crashed", "reason": "problem process exited with -6: "}
-        return {"status": "no improvement", "correct": True, "degenerate": []}
+            return ProblemResult.failed(problem, None, "crashed", "problem process exited with -6: ")
+        return ProblemResult(problem_id=problem.id, name=problem.name, status="no improvement", correct=True)
 
     @property
     def ids(self) -> list[int]:
@@ -51,8 +53,8 @@ def problems_dir(tmp_path: Path) -> Path:
     return d
 
 
-def _opts(problems_dir: Path, out: Path, **kw) -> BatchOptions:
-    return BatchOptions(problems_dir=str(problems_dir), out=str(out), device="cpu", **kw)
+def _opts(problems_dir: Path, out: Path, **kw) -> BatchRequest:
+    return BatchRequest(problems_dir=str(problems_dir), out=str(out), run=RunRequest(device="cpu"), **kw)
 
 
 def _set_status(out: Path, pid: int, status: str) -> None:
@@ -139,7 +141,7 @@ def test_progress_hears_about_every_problem(problems_dir, tmp_path, monkeypatch)
             events.append(("started", problem.id))
 
         def problem_done(self, problem, result):
-            events.append(("done", problem.id, result["status"]))
+            events.append(("done", problem.id, result.status))
 
     run_batch(_opts(problems_dir, out, resume=True), progress=Recorder())
     assert events[0] == ("start", 10, 4, 1)
@@ -166,12 +168,13 @@ def test_gpu_workers_get_their_own_visible_device(problems_dir, tmp_path, monkey
 class _EnvFailingSolver(StubSolver):
     """Problem 2 fails for an environment reason (exit code 3: the LLM endpoint was unreachable)."""
 
-    def __call__(self, problem, opts, seeds_dir, out, env) -> dict:
+    def __call__(self, problem, opts, seeds_dir, out, env, executor=None) -> ProblemResult:
         result = super().__call__(problem, opts, seeds_dir, out, env)
         if problem.id == 2:
-            return {"status": "failed", "reason": "the LLM endpoint is unreachable", "exit_code": 3}
+            return ProblemResult.failed(problem, None, "failed", "the LLM endpoint is unreachable", exit_code=3)
         if problem.id == 3:
-            return {"status": "failed", "reason": "the input kernel fails against its reference", "exit_code": 2}
+            return ProblemResult.failed(problem, None, "failed", "the input kernel fails against its reference",
+                                        exit_code=2)
         return result
 
 

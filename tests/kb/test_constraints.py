@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
+
 from xe_forge.kb import check_constraints
 
-from .helpers import TRITON_39, XPU_35, XPU_372
+from .helpers import TRITON_39, XPU_35, XPU_36, XPU_372
 
 LAUNCH = """
 import triton
@@ -119,3 +121,74 @@ def test_device_branches_are_checked_only_for_their_vendor(bundled):
     assert [(v.entry_id, v.line) for v in on_intel] == [("xpu-grf-mode-names-3-7-2", 8)]
     on_nvidia = _check(source, bundled, target="nvidia-sm90", toolchain=TRITON_39)
     assert [(v.entry_id, v.line) for v in on_nvidia] == [("nvidia-no-grf-mode", 8)]
+
+
+# version-specific options (issue 16): the verifier's static pass names the entry ----------------
+
+@pytest.mark.parametrize(("options", "toolchain", "entry"), [
+    ("advanced_path=True", XPU_36, "xpu-advanced-path-removed-3-6"),
+    ("split_barriers_scope='Workgroup'", XPU_372, "xpu-split-barriers-scope-removed-3-7"),
+    ("use_barrier=True", XPU_36, "xpu-use-barrier-unknown-pre-3-7"),
+    ("launch_pdl=True", XPU_372, "xpu-launch-keywords-3-7"),
+    ("generate_native_code=True", TRITON_39, "triton-launch-keywords-3-6"),
+])
+def test_wrong_version_launch_options_name_their_entry(bundled, options, toolchain, entry):
+    target = "nvidia-sm90" if toolchain.name == "triton" else "intel-xe2"
+    found = _check(LAUNCH.format(options=options), bundled, target=target, toolchain=toolchain)
+    assert [(v.entry_id, v.line) for v in found] == [(entry, 6)]
+    assert found[0].message.startswith(f"[{entry}]")
+
+
+def test_version_options_in_config_kwargs_are_checked_too(bundled):
+    source = """
+    import triton
+    configs = [triton.Config({"BLOCK": 64, "split_barriers_scope": "Subgroup"}, num_warps=8)]
+    """
+    assert _ids(_check(source, bundled)) == {"xpu-split-barriers-scope-removed-3-7"}
+    assert _check(source, bundled, toolchain=XPU_36) == []
+
+
+def test_the_right_version_passes(bundled):
+    assert _check(LAUNCH.format(options="advanced_path=True, split_barriers_scope='Workgroup'"), bundled,
+                  toolchain=XPU_35) == []
+    assert _check(LAUNCH.format(options="use_barrier=True"), bundled) == []
+
+
+def test_kernel_parameters_named_like_options_are_not_judged(bundled):
+    source = """
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def _kernel(x_ptr, n, launch_pdl: tl.constexpr, BLOCK: tl.constexpr):
+        pass
+
+    def run(x, n):
+        _kernel[(n,)](x, n, launch_pdl=1, BLOCK=1024, num_warps=8)
+    """
+    assert _check(source, bundled) == []
+
+
+def test_the_evaluator_rejects_a_removed_option_before_running_anything():
+    from xe_forge.verify.evaluate import Evaluator
+
+    source = textwrap.dedent('''
+    import torch
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def _copy(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+    class Model(torch.nn.Module):
+        def forward(self, x):
+            y = torch.empty_like(x)
+            _copy[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK=1024, advanced_path=True)
+            return y
+    ''')
+    with Evaluator("cpu", "intel-xe2") as evaluator:  # the CPU prepares for triton-xpu 3.7.2
+        findings = evaluator.static_findings(source, [])
+    assert [f.check for f in findings] == ["constraint"]
+    assert findings[0].message.startswith("[xpu-advanced-path-removed-3-6]")

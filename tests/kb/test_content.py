@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from xe_forge.kb import PROBLEM_CLASSES, RECIPE_NAMES, STAGES
+import pytest
+
+from xe_forge.kb import PROBLEM_CLASSES, RECIPE_NAMES, bundled_dir
 from xe_forge.kb.schema import CONFIG_KEYWORDS
-from xe_forge.targets.base import TARGETS
+from xe_forge.stages import stage_names
+from xe_forge.targets.base import TARGETS, Toolchain
 
 INTEL_SPACES = ("xe2-config-space", "xe-hpc-config-space")
 
@@ -15,7 +18,7 @@ def test_at_least_sixty_entries_with_sources(bundled):
 
 
 def test_every_stage_and_target_is_covered(bundled):
-    assert {s for e in bundled.entries for s in e.stages} == set(STAGES)
+    assert {s for e in bundled.entries for s in e.stages} == set(stage_names())
     assert {t for e in bundled.entries for t in e.targets} == set(TARGETS)
 
 
@@ -67,3 +70,54 @@ def test_unverified_facts_are_low_confidence(bundled):
     for entry in bundled.entries:
         if "UNVERIFIED" in entry.source:
             assert entry.confidence == "low", entry.id
+
+
+@pytest.mark.parametrize(("key", "target", "value"), [
+    ("xe_hpc.roofline_crossover_flop_per_byte", "intel-xe-hpc", 256),
+    ("xe2.slm_per_xecore_kb", "intel-xe2", 256),
+    ("xe_hpg.sub_group_sizes", "intel-xe-hpg", [8, 16, 32]),
+    ("xe_hpg.max_sub_groups_per_work_group", "intel-xe-hpg", 128),
+    ("xe2.sub_group_sizes", "intel-xe2", [16, 32]),
+    ("triton_xpu.min_dot_k_8bit", "intel-xe2", 32),
+    ("xpu.large_grf_max_work_group_size_simd16", "intel-xe-hpc", 512),
+    ("h200.bf16_gemm_tflops_measured", "nvidia-sm90", 790),
+])
+def test_audited_facts(bundled, key, target, value):
+    assert bundled.fact(key, target) == value
+
+
+@pytest.mark.parametrize(("version", "names"), [("3.5.0", ["default", "small", "large", "auto"]),
+                                                ("3.7.2", ["default", "128", "256", "512", "auto"])])
+def test_version_ranged_facts_are_read_per_toolchain(bundled, version, names):
+    toolchain = Toolchain(name="triton-xpu", version=version)
+    assert bundled.fact("triton_xpu.grf_mode_names", "intel-xe2", toolchain) == names
+
+
+def test_corrected_version_facts(bundled):
+    arch = bundled.get("xpu-b70-arch-recognition")
+    assert arch.toolchain == "triton-xpu<3.7.1" and "device architecture not recognized" in arch.summary
+    assert bundled.get("xpu-tensor-descriptors-for-dot").toolchain == "triton-xpu>=3.4"
+    assert "silently" in bundled.get("xpu-grf-mode-names-pre-3-6").constraint.rule
+    assert {"fp8", "u8"} <= set(bundled.get("xpu-dpas-dtype-pairs").constraint.rule.replace(",", " ").split())
+
+
+def _audit_rows() -> list[list[str]]:
+    text = (bundled_dir() / "README.md").read_text(encoding="utf-8")
+    table = text.split("## Audit", 1)[1]
+    return [[c.strip() for c in line.strip("|").split("|")] for line in table.splitlines()
+            if line.startswith("| ") and not line.startswith("| entry")]
+
+
+def test_the_readme_audit_table_matches_the_entries(bundled):
+    rows = _audit_rows()
+    assert len(rows) >= 20
+    for entry_id, _, _, verified_on in rows:
+        entry = bundled.get(entry_id)
+        assert entry is not None, entry_id
+        assert entry.verified_on == verified_on, entry_id
+
+
+def test_every_fact_is_sourced_to_something_openable(bundled):
+    for entry in bundled.entries:
+        if entry.facts:
+            assert entry.verified_on is not None and ("https://" in entry.source or "benchmarks/" in entry.source)

@@ -67,6 +67,12 @@ CASES: list[tuple[str, list, Callable[[], list[torch.Tensor]], Callable, float]]
     ("softmax_rows.py", [], lambda: [torch.randn(37, 300) * 4], lambda m, x: torch.softmax(x, dim=1), 1e-6),
     ("logsumexp_online.py", [], lambda: [torch.randn(5, 9000) * 4], lambda m, x: torch.logsumexp(x, dim=1), 1e-5),
     ("swish_tanh_exp2.py", [], lambda: [torch.randn(37, 301) * 3], lambda m, x: torch.tanh(x * torch.sigmoid(x)), 1e-6),
+    ("conv2d_igemm_bias_relu.py", [4, 20, (3, 2), 2, 1, 2], lambda: [torch.randn(3, 4, 13, 10)],
+     lambda m, x: torch.relu(m.conv(x)), 1e-5),
+    ("conv2d_igemm_nhwc_gelu.py", [5, 7, 3, 2, 1], lambda: [torch.randn(3, 5, 10, 7)],
+     lambda m, x: torch.nn.functional.gelu(m.conv(x)), 1e-5),
+    ("conv3d_igemm_groupnorm.py", [3, 16, 3, 4], lambda: [torch.randn(2, 3, 6, 7, 5)],
+     lambda m, x: m.group_norm(m.conv(x)), 1e-5),
 ]
 
 

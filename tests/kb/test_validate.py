@@ -35,6 +35,11 @@ def _one(problems, needle):
     return found[0]
 
 
+def _sourced(entry_id: str, **lines: str | None) -> str:
+    """An entry with provenance (`verified_on`), so only the problem under test is reported."""
+    return _entry_text(entry_id, **{"verified_on": '"source only"', **lines})
+
+
 def _entry_text(entry_id: str, **lines: str | None) -> str:
     """One entry as YAML text, one field per line in this order (None drops a field)."""
     fields: dict[str, str | None] = {"kind": "constraint", "title": "T", "stages": "[dtype]", "targets": "[any]",
@@ -187,3 +192,67 @@ def test_toolchain_overlap():
     assert not toolchains_overlap("triton>=3.9", "triton-xpu>=3.9")
     assert toolchains_overlap(None, "triton-xpu<3.6") and toolchains_overlap("triton-xpu", "triton-xpu>=9")
     assert toolchains_overlap("triton-xpu==3.6.*", "triton-xpu>3.6.1")
+
+
+# provenance and facts (issue 16) ------------------------------------------------------------------
+
+def _entries(tmp_path: Path, body: str) -> Path:
+    """A file of just these entries (HEADER's entry carries no verified_on)."""
+    path = tmp_path / "facts.yaml"
+    path.write_text("entries:\n" + body, encoding="utf-8")
+    return path
+
+
+def test_constraint_without_verified_on_is_reported(tmp_path: Path):
+    path = _entries(tmp_path, _entry_text("unsure-rule"))
+    problem = _one(validate_paths([path]), "'unsure-rule' states a constraint but has no verified_on")
+    assert problem.line == 2 and "'source only', 'interpreter', 'H200', 'Intel hardware'" in problem.message
+
+
+def test_pattern_without_facts_needs_no_verified_on(tmp_path: Path):
+    pattern = _entry_text("a-pattern", kind="pattern", constraint=None,
+                          pattern="{before: a, after: b, rationale: c}")
+    assert validate_paths([_entries(tmp_path, pattern)], import_check=False) == []
+
+
+def test_a_fact_needs_a_source_with_a_url(tmp_path: Path):
+    body = _sourced("fact-entry", facts="[{key: xe2.slm_per_xecore_kb, value: 256}]")
+    assert "no URL" in _one(validate_paths([_entries(tmp_path, body)]), "fact-entry").message
+    opened = _sourced("fact-entry", facts="[{key: xe2.slm_per_xecore_kb, value: 256}]",
+                         source='"https://example.org/IntelGpuXe2.h#L10"')
+    assert validate_paths([_entries(tmp_path, opened)], import_check=False) == []
+
+
+def test_verified_on_takes_only_the_known_kinds(tmp_path: Path):
+    problems = validate_paths([_entries(tmp_path, _sourced("vague", verified_on='"a colleague"'))])
+    assert any("verified_on" in p.message for p in problems)
+
+
+def test_two_entries_giving_one_fact_different_values_contradict(tmp_path: Path):
+    url = '"https://example.org/src"'
+    first = _sourced("slm-a", targets="[intel-xe2]", source=url, facts="[{key: xe2.slm_per_xecore_kb, value: 256}]")
+    second = _sourced("slm-b", targets="[intel-xe2, intel-xe-hpc]", source=url,
+                         facts="[{key: xe2.slm_per_xecore_kb, value: 128}]")
+    problem = _one(validate_paths([_entries(tmp_path, first + second)]), "fact xe2.slm_per_xecore_kb")
+    assert "'slm-b'" in problem.message and "'slm-a'" in problem.message
+
+
+def test_one_fact_may_differ_where_entries_never_apply_together(tmp_path: Path):
+    url = '"https://example.org/src"'
+    old = _sourced("grf-old", targets="[intel-xe2]", toolchain='"triton-xpu<3.6"', source=url,
+                      facts='[{key: triton_xpu.grf_mode_names, value: [small, large]}]')
+    new = _sourced("grf-new", targets="[intel-xe2]", toolchain='"triton-xpu>=3.6"', source=url,
+                      facts='[{key: triton_xpu.grf_mode_names, value: ["128", "256"]}]')
+    assert validate_paths([_entries(tmp_path, old + new)], import_check=False) == []
+
+
+def test_a_user_fact_contradicting_the_bundled_kb_is_reported(tmp_path: Path, bundled):
+    body = _sourced("my-slm", targets="[intel-xe2]", source='"https://example.org/x"',
+                       facts="[{key: xe2.slm_per_xecore_kb, value: 128}]")
+    problems = validate_paths([_entries(tmp_path, body)], context=bundled.entries, import_check=False)
+    assert "xpu-slm-per-work-group" in _one(problems, "fact xe2.slm_per_xecore_kb").message
+
+
+def test_fact_keys_are_dotted(tmp_path: Path):
+    body = _sourced("bad-key", source='"https://x.org"', facts="[{key: SLM, value: 1}]")
+    assert any("fact key 'SLM'" in p.message for p in validate_paths([_entries(tmp_path, body)]))

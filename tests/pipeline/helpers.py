@@ -7,8 +7,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from xe_forge.config import Settings
-from xe_forge.pipeline.run import OptimizeArgs, OptimizeResult, optimize
+from xe_forge.config import RunRequest, Settings
+from xe_forge.pipeline.run import OptimizeResult, optimize
 
 from .fake_openai import FakeOpenAI
 
@@ -38,9 +38,9 @@ def llm_settings(server: FakeOpenAI | None = None, **overrides: Any) -> Settings
 def run(settings: Settings, tmp_path: Path, *, kernel: Path = KERNEL, stages: str | None = "fusion",
         max_iters: int = 3, **kwargs: Any) -> OptimizeResult:
     """One optimize call on the CPU, in the LLM engine, with run directories under tmp_path/runs."""
-    args = OptimizeArgs(kernel=str(kernel), device="cpu", engine="llm", stages=stages, max_iters=max_iters,
-                        timeout=120.0)
-    return optimize(args, settings, run_dir_root=tmp_path / "runs", **kwargs)
+    request = RunRequest(kernel=str(kernel), device="cpu", engine="llm", stages=stages, max_iters=max_iters,
+                         timeout=120.0, run_dir=tmp_path / "runs")
+    return optimize(request, settings, **kwargs)
 
 
 def store_rows(run_dir: str | Path, table: str) -> list[dict[str, Any]]:

@@ -16,11 +16,17 @@ def always(cls, monkeypatch):
     monkeypatch.setattr(cls, "available", classmethod(lambda c: True))
 
 
+def never(cls, monkeypatch):
+    monkeypatch.setattr(cls, "available", classmethod(lambda c: False))
+
+
 def test_every_kind_is_registered():
     assert set(device_kinds()) == {"cpu", "cuda", "xpu"}
 
 
-def test_auto_is_the_cpu_on_this_machine():
+def test_auto_is_the_cpu_without_a_gpu(monkeypatch):
+    never(CudaDevice, monkeypatch)
+    never(XpuDevice, monkeypatch)
     device = get_device("auto")
     assert isinstance(device, CpuDevice) and device.target == "intel-xe2"
 
@@ -33,7 +39,8 @@ def test_auto_prefers_xpu_then_cuda(monkeypatch):
 
 
 @pytest.mark.parametrize("name", ["cuda", "xpu"])
-def test_an_absent_gpu_is_an_environment_error(name):
+def test_an_absent_gpu_is_an_environment_error(name, monkeypatch):
+    never({"cuda": CudaDevice, "xpu": XpuDevice}[name], monkeypatch)
     with pytest.raises(EnvError, match=f"device '{name}' is not available") as info:
         get_device(name)
     assert info.value.exit_code == 3

@@ -111,10 +111,32 @@ def test_object_and_dict_dumps_parse_alike(b70):
     assert XpuProperties.from_raw(SimpleNamespace(**dump("arc_pro_b70_bmg"))) == b70
 
 
-def test_an_empty_dump_gets_safe_defaults():
+def test_an_empty_dump_leaves_sub_group_facts_unknown():
     props = XpuProperties.from_raw({})
-    assert props.max_warps == 64 and props.warp_sizes == [16, 32] and props.architecture is None
-    assert target_for(props) == "intel-xe2"
+    assert props.max_warps is None and props.warp_sizes is None and props.architecture is None
+    assert target_for(props) == "intel-xe2"  # what to optimise for; not a claim about the device
+
+
+@pytest.mark.parametrize(("name", "sizes", "max_warps"), [
+    ("arc_a770_dg2", [8, 16, 32], 128),           # DG2: never the Xe2 values
+    ("arc_pro_b70_bmg", [16, 32], 64),
+    ("max_1550_pvc_old_torch", [16, 32], 64),
+])
+def test_missing_sub_group_fields_are_derived_from_the_architecture(name, sizes, max_warps):
+    raw = {k: v for k, v in dump(name).items() if k not in ("sub_group_sizes", "max_num_sub_groups")}
+    props = XpuProperties.from_raw(raw)
+    assert (props.warp_sizes, props.max_warps) == (sizes, max_warps)
+
+
+def test_an_unrecognised_architecture_gets_no_invented_sub_group_facts():
+    props = XpuProperties.from_raw({"name": "Intel(R) Graphics [0x1234]", "architecture": 0x9900000000000000})
+    assert props.warp_sizes is None and props.max_warps is None
+
+
+def test_reported_sub_group_fields_win_over_the_architecture():
+    raw = dump("arc_a770_dg2") | {"sub_group_sizes": [16, 32], "max_num_sub_groups": 64}
+    props = XpuProperties.from_raw(raw)
+    assert (props.warp_sizes, props.max_warps) == ([16, 32], 64)
 
 
 def test_properties_serialize_for_doctor(b70):
@@ -129,7 +151,7 @@ def test_xpu_device_validates_against_its_own_properties_and_toolchain(monkeypat
     assert device.validate_launch_options({"threads_per_warp": 8, "num_warps": 128, "grf_mode": "small"}) == []
     found = device.validate_launch_options({"grf_mode": "256", "num_warps": 256})
     assert {p.option for p in found} == {"grf_mode", "num_warps"}
-    assert all(isinstance(p, OptionProblem) for p in found)
+    assert all(isinstance(p, OptionProblem) and p.entry_id for p in found)
 
 
 def test_sub_group_size_8_is_legal_on_dg2_only(monkeypatch, a770, b70):
@@ -137,3 +159,12 @@ def test_sub_group_size_8_is_legal_on_dg2_only(monkeypatch, a770, b70):
     for props, legal in ((a770, True), (b70, False)):
         monkeypatch.setattr(XpuDevice, "properties", lambda self, p=props: p)
         assert (XpuDevice().validate_launch_options({"warp_size": 8}) == []) is legal
+
+
+def test_a_device_without_sub_group_facts_is_checked_by_the_table_alone(monkeypatch):
+    props = XpuProperties.from_raw({"name": "Intel(R) Graphics [0x1234]"})
+    monkeypatch.setattr(XpuDevice, "properties", lambda self: props)
+    monkeypatch.setattr(XpuDevice, "toolchain", lambda self: xpu_toolchain_from("3.7.2"))
+    assert XpuDevice().validate_launch_options({"warp_size": 16, "num_warps": 64}) == []
+    assert [p.entry_id for p in XpuDevice().validate_launch_options({"advanced_path": True})] == [
+        "xpu-advanced-path-removed-3-6"]

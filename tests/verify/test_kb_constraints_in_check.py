@@ -27,7 +27,7 @@ def _variant(tmp_path: Path, options: str) -> Path:
 def test_old_grf_name_is_rejected_for_xe2_with_the_entry_id(tmp_path, monkeypatch):
     monkeypatch.setenv("COLUMNS", "250")
     kernel = _variant(tmp_path, "grf_mode='large', num_warps=8,")
-    result = CliRunner().invoke(app, ["check", str(kernel), "--target", "intel-xe2"])
+    result = CliRunner().invoke(app, ["check", str(kernel), "--device", "cpu", "--target", "intel-xe2"])
     assert result.exit_code == 1
     assert "failed at static" in result.output and "[xpu-grf-mode-names" in result.output
     assert "'large'" in result.output
@@ -36,15 +36,15 @@ def test_old_grf_name_is_rejected_for_xe2_with_the_entry_id(tmp_path, monkeypatc
 def test_grf_256_with_64_warps_is_rejected(tmp_path, monkeypatch):
     monkeypatch.setenv("COLUMNS", "250")
     kernel = _variant(tmp_path, "grf_mode='256', num_warps=64,")
-    result = CliRunner().invoke(app, ["check", str(kernel), "--target", "intel-xe2"])
+    result = CliRunner().invoke(app, ["check", str(kernel), "--device", "cpu", "--target", "intel-xe2"])
     assert result.exit_code == 1 and "32" in result.output and "[xpu-grf-large-max-32-warps]" in result.output
 
 
 def test_xpu_option_is_rejected_for_hopper_but_legal_options_pass(tmp_path, monkeypatch):
     monkeypatch.setenv("COLUMNS", "250")
     bad = CliRunner().invoke(app, ["check", str(_variant(tmp_path / "a", "grf_mode='256', num_warps=8,")),
-                                   "--target", "nvidia-sm90", "--no-unseen", "--trials", "1"])
+                                   "--device", "cpu", "--target", "nvidia-sm90", "--no-unseen", "--trials", "1"])
     assert bad.exit_code == 1 and "grf_mode" in bad.output
     good = CliRunner().invoke(app, ["check", str(_variant(tmp_path / "b", "grf_mode='256', num_warps=32,")),
-                                    "--target", "intel-xe2", "--no-unseen", "--trials", "1"])
+                                    "--device", "cpu", "--target", "intel-xe2", "--no-unseen", "--trials", "1"])
     assert good.exit_code == 0, good.output

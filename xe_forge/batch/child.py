@@ -2,96 +2,88 @@
 
 The batch parent starts `python -m xe_forge.batch.child JOB.json` with the GPU it owns made the only
 visible one, under a time limit; whatever happens here (crash, hang, bad input) ends this process
-only. The result is written as JSON beside the job.
+only. The result is written as JSON beside the job. It never outlives the process that started it.
 """
 
 from __future__ import annotations
 
-import json
+import os
+import signal
 import sys
+import threading
+import time
 import traceback
 from pathlib import Path
-from typing import Any
 
-from pydantic import BaseModel
-
+from xe_forge.batch.models import ProblemJob, ProblemResult
 from xe_forge.errors import ForgeError
 
 
-class ChildJob(BaseModel):
-    problem_id: int
-    name: str
-    problem_path: str
-    seed_path: str | None
-    spec_path: str | None
-    variant: str | None
-    run_root: str
-    run_id: str
-    engine: str
-    device: str
-    target: str | None
-    max_iters: int
-    stages: str | None
-    model: str | None
-    timeout: float
-    result_path: str
-    compile: bool = False
-
-
-def run(job: ChildJob) -> dict[str, Any]:
+def run(job: ProblemJob) -> ProblemResult:
     from xe_forge.config import load_settings
     from xe_forge.pipeline.progress import Progress
-    from xe_forge.pipeline.run import OptimizeArgs, optimize
+    from xe_forge.pipeline.run import optimize
     from xe_forge.problem.kernel import load_problem
     from xe_forge.verify.evaluate import Evaluator, input_allowance
 
-    settings = load_settings(model=job.model)
-    out: dict[str, Any] = {"problem_id": job.problem_id, "name": job.name, "run_id": job.run_id}
-    seed = job.seed_path
-    if seed is None:
-        if not settings.llm_configured() or job.engine == "rules":
-            return {**out, "status": "skipped", "reason": "no seed kernel, and no LLM configured to port one"}
+    request = job.run
+    settings = load_settings(model=request.model)
+    out = ProblemResult(problem_id=job.problem.id, name=job.problem.name, run_id=job.run_id)
+    if not request.kernel:  # no seed: TorchInductor's lowering, else the LLM (xe_forge/batch/port.py)
         from xe_forge.batch.port import port_problem
 
-        if job.spec_path is None:  # no seed, no spec: a --variant cannot apply, the problem's own shapes do
-            job = job.model_copy(update={"variant": None})
-        seed = port_problem(job, settings)
-        if seed is None:
-            return {**out, "status": "failed", "reason": "the LLM could not port the problem to a correct Triton kernel"}
-        out["ported"] = True
-    resume = job.run_id if (Path(job.run_root) / job.run_id / "args.json").is_file() else None
-    args = OptimizeArgs(kernel=seed, reference=job.problem_path, spec=job.spec_path, variant=job.variant,
-                        device=job.device, target=job.target, engine=job.engine, model=job.model,
-                        stages=job.stages, max_iters=job.max_iters, timeout=job.timeout)
-    result = optimize(args, settings, run_dir_root=Path(job.run_root), resume=resume, run_id=job.run_id,
-                      progress=Progress(quiet=True))
+        if request.spec is None:  # no seed, no spec: a --variant cannot apply, the problem's own shapes do
+            request = request.model_copy(update={"variant": None})
+        ported = port_problem(request, job.run_id, settings)
+        if ported.seed is None:
+            return ProblemResult.failed(job.problem, job.run_id, ported.status, ported.reason,
+                                        exit_code=ported.exit_code)
+        request = request.model_copy(update={"kernel": ported.seed})
+        out.ported, out.ported_by = True, ported.by
+    resume = job.run_id if (Path(request.run_dir) / job.run_id / "args.json").is_file() else None
+    result = optimize(request, settings, resume=resume, run_id=job.run_id, progress=Progress(quiet=True))
     report = result.report
-    out.update(status=result.status, exit_code=result.exit_code, degenerate=report.get("degenerate_reference", []),
-               correct=bool(report["final"]["passed"]), device=report["device"])
-    problem = load_problem(Path(result.run_dir) / "output.py", job.problem_path, job.spec_path, job.variant)
-    with Evaluator(job.device, job.target, timeout=job.timeout, trials=1) as ev:
-        if ev.measures_speed and out["correct"]:
+    out.status, out.exit_code, out.device = result.status, result.exit_code, report.device
+    out.degenerate, out.correct = report.degenerate_reference, bool(report.final.passed)
+    problem = load_problem(Path(result.run_dir) / "output.py", request.reference, request.spec, request.variant)
+    with Evaluator(request.device, request.target, timeout=request.timeout, trials=1) as ev:
+        if ev.measures_speed and out.correct:
             allow = input_allowance(problem)
             final = ev.evaluate(problem.kernel.source, problem, allow_torch=allow, time_it=True, full=False,
                                 compile_baseline=job.compile, name="final_vs_eager")
-            seed_src = Path(seed).read_text()
+            seed_src = Path(request.kernel).read_text()
             first = ev.evaluate(seed_src, problem, allow_torch=allow, time_it=True, full=False, name="seed_vs_eager")
-            out["timings"] = {k: v.model_dump() for k, v in final.timings.items()}
-            out["seed_timings"] = {k: v.model_dump() for k, v in first.timings.items()}
+            out.timings, out.seed_timings = dict(final.timings), dict(first.timings)
     return out
 
 
+def _end_with_parent() -> None:
+    """The batch (or the Ray worker) that started this process can die without a word: SIGKILL, a lost
+    node. Then this process and its evaluation worker (its process group, when it leads one) end too,
+    instead of running on unwatched."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        if os.getpgrp() == os.getpid():
+            os.killpg(os.getpid(), signal.SIGKILL)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    threading.Thread(target=watch, name="end-with-parent", daemon=True).start()
+
+
 def main(path: str) -> int:
-    job = ChildJob(**json.loads(Path(path).read_text()))
+    _end_with_parent()
+    job = ProblemJob.model_validate_json(Path(path).read_text())
     try:
         result = run(job)
     except ForgeError as err:
-        result = {"problem_id": job.problem_id, "name": job.name, "run_id": job.run_id, "status": "failed",
-                  "reason": str(err), "exit_code": err.exit_code}
+        result = ProblemResult.failed(job.problem, job.run_id, "failed", str(err), exit_code=err.exit_code)
     except Exception as exc:
-        result = {"problem_id": job.problem_id, "name": job.name, "run_id": job.run_id, "status": "failed",
-                  "reason": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()[-3000:]}
-    Path(job.result_path).write_text(json.dumps(result, default=str, indent=2))
+        result = ProblemResult.failed(job.problem, job.run_id, "failed", f"{type(exc).__name__}: {exc}",
+                                      traceback=traceback.format_exc()[-3000:])
+    Path(job.result_path).write_text(result.model_dump_json(indent=2, exclude_unset=True))
     return 0
 
 

@@ -11,9 +11,10 @@ import base64
 import html
 import json
 import math
-import sqlite3
 from pathlib import Path
 from typing import Any
+
+from xe_forge.store import RunStore
 
 P_VALUES = (0.0, 0.8, 1.0, 1.5, 2.0)
 
@@ -127,19 +128,18 @@ def export_trajectories(out: Path, target: Path) -> int:
     """Every candidate of every problem run, one JSON object per line; returns the count."""
     count = 0
     with target.open("w") as fh:
-        for store in sorted((out / "runs").glob("*/store.sqlite")):
-            conn = sqlite3.connect(store)
-            conn.row_factory = sqlite3.Row
+        for path in sorted((out / "runs").glob("*/store.sqlite")):
+            store = RunStore(path)
             try:
-                for row in conn.execute("SELECT * FROM candidates ORDER BY id"):
+                for row in store.query("SELECT * FROM candidates ORDER BY id"):
                     verdict = json.loads(row["verdict"] or "{}")
                     fh.write(json.dumps({
-                        "problem_run": store.parent.name, "run_id": row["run_id"], "stage": row["stage"],
+                        "problem_run": path.parent.name, "run_id": row["run_id"], "stage": row["stage"],
                         "iteration": row["iteration"], "source": row["source"], "recipe": row["recipe"],
                         "prompt_hash": row["prompt_hash"], "code": row["code"], "passed": bool(row["passed"]),
                         "accepted": bool(row["accepted"]), "speedup": row["speedup"], "rationale": row["rationale"],
                         "verdict": verdict}) + "\n")
                     count += 1
             finally:
-                conn.close()
+                store.close()
     return count

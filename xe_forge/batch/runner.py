@@ -4,57 +4,37 @@ Each problem runs in its own process (`python -m xe_forge.batch.child`) that see
 GPU, under a time limit; a crash or hang ends that process, never the batch. Everything is recorded
 in one SQLite file (batch.sqlite) so `--resume` skips finished problems and an unfinished one
 continues its own run (whose LLM cache replays answers already paid for).
+
+Where a problem's process runs is the executor's business: `LocalExecutor` here (this machine's GPUs),
+or `ray_backend.RayExecutor` (`--ray`: a Ray task per problem on a cluster). The driver side (which
+problems, the store, resume, the report) is the same for both.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import queue
 import re
 import signal
-import sqlite3
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from pydantic import BaseModel
-
+from xe_forge.batch.models import BatchRequest, ProblemFile, ProblemJob, ProblemResult
+from xe_forge.batch.store import BatchStore
 from xe_forge.errors import EnvError, InputError
+from xe_forge.pipeline.status import STATUSES
+
+if TYPE_CHECKING:
+    from xe_forge.pipeline.progress import BatchProgress
 
 PROBLEM_FILE = re.compile(r"^(\d+)_(.+)\.py$")
-FINAL = ("improved", "improved (speed unverified)", "no improvement", "no measured improvement",
-         "final verification failed", "skipped", "failed", "timeout", "crashed")
+FINAL = (*STATUSES, "skipped", "failed", "timeout", "crashed")
 _LIVE: set[subprocess.Popen] = set()  # problem processes now running, killed if the batch itself is stopped
-
-
-class ProblemFile(BaseModel):
-    id: int
-    name: str
-    path: str
-
-
-class BatchOptions(BaseModel):
-    problems_dir: str
-    seeds_dir: str | None = None
-    only: str | None = None
-    workers: int | None = None
-    resume: bool = False
-    out: str = "batch-out"
-    engine: str = "auto"
-    model: str | None = None
-    device: str = "auto"
-    target: str | None = None
-    variant: str | None = None
-    stages: str | None = None
-    max_iters: int = 4
-    time_limit: float = 1800.0
-    timeout: float = 300.0
-    compile: bool = False
 
 
 def parse_only(text: str | None) -> set[int] | None:
@@ -126,38 +106,54 @@ def device_slots(device: str, workers: int | None) -> list[dict[str, str]]:
     return [{} for _ in range(max(1, workers or 1))]
 
 
-class BatchStore:
-    def __init__(self, path: Path) -> None:
-        self.lock = threading.Lock()
-        self.conn = sqlite3.connect(path, check_same_thread=False, timeout=30)
-        self.conn.execute("CREATE TABLE IF NOT EXISTS problems (id INTEGER PRIMARY KEY, name TEXT, status TEXT, "
-                          "worker INTEGER, started REAL, finished REAL, attempts INTEGER DEFAULT 0, result TEXT)")
-        self.conn.commit()
+class Executor(Protocol):
+    """Runs one problem's process somewhere and returns what it reported; `slots` problems at a time."""
 
-    def status(self, pid: int) -> str | None:
-        with self.lock:
-            row = self.conn.execute("SELECT status FROM problems WHERE id=?", (pid,)).fetchone()
-        return row[0] if row else None
+    slots: list[dict[str, str]]  # one environment per concurrent problem (its GPU made the only visible one)
 
-    def start(self, problem: ProblemFile, worker: int) -> None:
-        with self.lock:
-            self.conn.execute("INSERT INTO problems (id, name, status, worker, started, attempts) VALUES (?,?,?,?,?,1) "
-                              "ON CONFLICT(id) DO UPDATE SET status='running', worker=excluded.worker, "
-                              "started=excluded.started, attempts=attempts+1",
-                              (problem.id, problem.name, "running", worker, time.time()))
-            self.conn.commit()
+    def run(self, job: ProblemJob, env: dict[str, str]) -> ProblemResult: ...
 
-    def finish(self, pid: int, result: dict[str, Any]) -> None:
-        with self.lock:
-            self.conn.execute("UPDATE problems SET status=?, finished=?, result=? WHERE id=?",
-                              (result.get("status", "failed"), time.time(), json.dumps(result, default=str), pid))
-            self.conn.commit()
+    def stop(self) -> None:
+        """End every problem process now running (the batch itself is being stopped)."""
 
-    def results(self) -> list[dict[str, Any]]:
-        with self.lock:
-            rows = self.conn.execute("SELECT id, name, status, worker, attempts, result FROM problems ORDER BY id")
-            return [{"id": r[0], "name": r[1], "status": r[2], "worker": r[3], "attempts": r[4],
-                     **(json.loads(r[5]) if r[5] else {})} for r in rows.fetchall()]
+    def close(self) -> None: ...
+
+
+class LocalExecutor:
+    """Problem processes on this machine, one slot per GPU (or CPU worker)."""
+
+    def __init__(self, slots: list[dict[str, str]], time_limit: float) -> None:
+        self.slots, self.time_limit = slots, time_limit
+
+    def run(self, job: ProblemJob, env: dict[str, str]) -> ProblemResult:
+        return run_job(job, Path(job.result_path).with_name(f"{job.run_id}.json"), env, self.time_limit)
+
+    def stop(self) -> None:  # problem processes run in their own sessions, out of Ctrl-C's reach
+        for proc in list(_LIVE):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+
+    def close(self) -> None:
+        pass
+
+
+def _executor(opts: BatchRequest) -> Executor:
+    if opts.ray:
+        from xe_forge.batch.ray_backend import RayExecutor
+
+        return RayExecutor(opts.ray, opts.run.device, opts.workers, opts.time_limit)
+    return LocalExecutor(device_slots(opts.run.device, opts.workers), opts.time_limit)
+
+
+def run_job(job: ProblemJob, job_path: Path, env: dict[str, str], limit: float) -> ProblemResult:
+    """One problem process on this machine, from its job file to its result (a local slot, or a Ray task)."""
+    result_path = Path(job.result_path)
+    result_path.unlink(missing_ok=True)
+    job_path.write_text(job.model_dump_json(indent=2))
+    status, reason = _run_child(job_path, env, limit)
+    if status is None and result_path.is_file():
+        return ProblemResult.model_validate_json(result_path.read_text())
+    return ProblemResult.failed(job.problem, job.run_id, status or "crashed", reason or "the problem process wrote no result")
 
 
 def _run_child(job_path: Path, env: dict[str, str], limit: float) -> tuple[str | None, str]:
@@ -179,7 +175,7 @@ def _run_child(job_path: Path, env: dict[str, str], limit: float) -> tuple[str |
     return None, ""
 
 
-def run_batch(opts: BatchOptions, progress: Any = None) -> dict[str, Any]:
+def run_batch(opts: BatchRequest, progress: BatchProgress | None = None) -> dict[str, Any]:
     from xe_forge.batch.report import summarize, write_batch_report
     from xe_forge.paths import data_dir
 
@@ -192,7 +188,8 @@ def run_batch(opts: BatchOptions, progress: Any = None) -> dict[str, Any]:
         raise InputError(f"{out} already holds a batch", hint="pass --resume to continue it, or choose another --out")
     env_failed = {r["id"] for r in store.results() if r.get("exit_code") == 3}  # e.g. LLM unreachable: retry
     todo = [p for p in problems if not (opts.resume and store.status(p.id) in FINAL and p.id not in env_failed)]
-    slots = device_slots(opts.device, opts.workers)
+    executor = _executor(opts)
+    slots = executor.slots
     jobs: queue.Queue[ProblemFile] = queue.Queue()
     for p in todo:
         jobs.put(p)
@@ -212,10 +209,9 @@ def run_batch(opts: BatchOptions, progress: Any = None) -> dict[str, Any]:
             if progress:
                 progress.problem_started(problem, index)
             try:
-                result = _solve(problem, opts, seeds_dir, out, env)
+                result = _solve(problem, opts, seeds_dir, out, env, executor)
             except Exception as exc:  # the runner's own failure on one problem must not end this worker
-                result = {"problem_id": problem.id, "name": problem.name, "status": "failed",
-                          "reason": f"batch runner error: {type(exc).__name__}: {exc}"}
+                result = ProblemResult.failed(problem, None, "failed", f"batch runner error: {type(exc).__name__}: {exc}")
             if stopping.is_set():  # killed because the batch was stopped: stays 'running', so --resume redoes it
                 return
             store.finish(problem.id, result)
@@ -229,35 +225,26 @@ def run_batch(opts: BatchOptions, progress: Any = None) -> dict[str, Any]:
     try:
         for t in threads:
             t.join()
-    except BaseException:  # Ctrl-C: problem processes run in their own sessions, out of the signal's reach
+    except BaseException:  # Ctrl-C
         stopping.set()
-        for proc in list(_LIVE):
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
+        executor.stop()
         raise
+    finally:
+        executor.close()
     results = [r for r in store.results() if r["id"] in {p.id for p in problems}]
     summary = summarize(results, wall_seconds=time.monotonic() - started, workers=len(slots), ran=len(todo))
     write_batch_report(out, summary, results)
     return summary
 
 
-def _solve(problem: ProblemFile, opts: BatchOptions, seeds_dir: Path, out: Path, env: dict[str, str]) -> dict:
-    from xe_forge.batch.child import ChildJob
-
+def _solve(problem: ProblemFile, opts: BatchRequest, seeds_dir: Path, out: Path, env: dict[str, str],
+           executor: Executor | None = None) -> ProblemResult:
     seed, spec = find_seed(seeds_dir, problem.id)
     run_id = f"p{problem.id:03d}-{problem.name[:40]}"
-    job_path = out / "jobs" / f"{run_id}.json"
-    job_path.parent.mkdir(parents=True, exist_ok=True)
-    result_path = job_path.with_suffix(".result.json")
-    result_path.unlink(missing_ok=True)
-    job = ChildJob(problem_id=problem.id, name=problem.name, problem_path=problem.path, seed_path=seed,
-                   spec_path=spec, variant=opts.variant, run_root=str(out / "runs"), run_id=run_id,
-                   engine=opts.engine, device="cpu" if opts.device == "cpu" else "auto", target=opts.target,
-                   max_iters=opts.max_iters, stages=opts.stages, model=opts.model, timeout=opts.timeout, compile=opts.compile,
-                   result_path=str(result_path))
-    job_path.write_text(job.model_dump_json(indent=2))
-    status, reason = _run_child(job_path, env, opts.time_limit)
-    if status is None and result_path.is_file():
-        return json.loads(result_path.read_text())
-    return {"problem_id": problem.id, "name": problem.name, "run_id": run_id,
-            "status": status or "crashed", "reason": reason or "the problem process wrote no result"}
+    result_path = out / "jobs" / f"{run_id}.result.json"
+    result_path.parent.mkdir(parents=True, exist_ok=True)
+    # the problem's process sees only its worker's GPU: the device kind passes through unchanged
+    run = opts.run.model_copy(update={"kernel": seed or "", "reference": problem.path, "spec": spec,
+                                      "run_dir": out / "runs"})
+    job = ProblemJob(problem=problem, run_id=run_id, run=run, compile=opts.compile, result_path=str(result_path))
+    return (executor or LocalExecutor([env], opts.time_limit)).run(job, env)

@@ -1,6 +1,6 @@
 """The `xe-forge` command line: parse, call one library function, print. No logic lives here.
 
-Exit codes (DESIGN.md): 0 done; 1 ran, but verification failed or nothing improved; 2 bad input;
+Exit codes (README): 0 done; 1 ran, but verification failed or nothing improved; 2 bad input;
 3 environment (no such device, toolchain missing, LLM unreachable when one was asked for).
 """
 
@@ -10,7 +10,7 @@ import sys
 
 import typer
 
-from xe_forge.cli import batch, check, doctor, kb, llm, optimize
+from xe_forge.cli import batch, check, doctor, kb, llm, optimize, port, profile
 from xe_forge.cli.common import err_console
 from xe_forge.errors import ForgeError
 
@@ -22,7 +22,9 @@ app.command()(check.check)
 app.command()(check.bench)
 app.command()(optimize.optimize)
 app.command()(batch.batch)
+app.command()(port.port)
 app.command()(optimize.stages)
+app.command()(profile.profile)
 app.command()(doctor.doctor)
 app.add_typer(kb.kb_app, name="kb", help="Knowledge base: list, show, search, validate, add, distill.")
 app.add_typer(llm.llm_app, name="llm")

@@ -19,9 +19,11 @@ from xe_forge.cli.common import (
     SpecOpt,
     TargetOpt,
     TimeoutOpt,
+    TrialsOpt,
     VariantOpt,
     console,
     run_command,
+    settings_from_flags,
 )
 from xe_forge.cli.render import timing_line, verdict_table
 from xe_forge.errors import InputError
@@ -35,21 +37,27 @@ def check(
     reference: RefOpt = None,
     spec: SpecOpt = None,
     variant: VariantOpt = None,
-    device: DeviceOpt = "auto",
+    device: DeviceOpt = None,
     target: TargetOpt = None,
     baseline: Annotated[Path | None, typer.Option("--baseline", help="Kernel whose torch delegations (e.g. a cuDNN "
                                                   "conv) the candidate may keep.")] = None,
     allow_torch: Annotated[str, typer.Option("--allow-torch", help="Comma-separated torch ops the candidate may "
                                              "call (e.g. self.conv,F.conv2d).")] = "",
     no_unseen: Annotated[bool, typer.Option("--no-unseen", help="Skip the unseen-shape checks.")] = False,
-    trials: Annotated[int, typer.Option("--trials", help="Random-input trials.")] = 3,
-    timeout: TimeoutOpt = 300.0,
+    trials: TrialsOpt = None,
+    timeout: TimeoutOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Verify a kernel against its reference: static checks, K trials, poisoning, ghost replay, unseen shapes."""
-    code = run_command(check_command, candidate, reference=reference, spec=spec, variant=variant, device=device,
-                       target=target, baseline=baseline, allow_torch=allow_torch, unseen=not no_unseen,
-                       trials=trials, timeout=timeout, as_json=as_json, console=console)
+    flags = dict(locals())
+
+    def go() -> int:
+        s = settings_from_flags(flags)
+        return check_command(candidate, reference=reference, spec=spec, variant=variant, device=s.device,
+                             target=s.target, baseline=baseline, allow_torch=allow_torch, unseen=not no_unseen,
+                             trials=s.trials, timeout=s.timeout, as_json=as_json, console=console)
+
+    code = run_command(go)
     raise typer.Exit(code=code)
 
 
@@ -58,15 +66,22 @@ def bench(
     reference: RefOpt = None,
     spec: SpecOpt = None,
     variant: VariantOpt = None,
-    device: DeviceOpt = "auto",
+    device: DeviceOpt = None,
     target: TargetOpt = None,
     compile_ref: Annotated[bool, typer.Option("--compile", help="Also time torch.compile of the reference.")] = False,
-    timeout: TimeoutOpt = 600.0,
+    timeout: Annotated[float, typer.Option("--timeout", help="Seconds before the timed run is killed.")] = 600.0,
     as_json: JsonOpt = False,
 ) -> None:
     """Time a kernel against its reference (interleaved, L2 flushed): median, spread, speedup, TFLOP/s."""
-    code = run_command(bench_command, kernel, reference=reference, spec=spec, variant=variant, device=device,
-                       target=target, compile_ref=compile_ref, timeout=timeout, as_json=as_json, console=console)
+    flags = {"device": device, "target": target}  # bench keeps its own --timeout default (600 s)
+
+    def go() -> int:
+        s = settings_from_flags(flags)
+        return bench_command(kernel, reference=reference, spec=spec, variant=variant, device=s.device,
+                             target=s.target, compile_ref=compile_ref, timeout=timeout, as_json=as_json,
+                             console=console)
+
+    code = run_command(go)
     raise typer.Exit(code=code)
 
 

@@ -9,6 +9,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from xe_forge.config import RunOptions, Settings, load_settings
 from xe_forge.errors import ForgeError
 
 console = Console()
@@ -23,11 +24,48 @@ SpecOpt = Annotated[Path | None, typer.Option("--spec", "-s", help="Spec YAML (s
                                               "shapes). Default: <stem>.yaml or spec.yaml beside the kernel.")]
 VariantOpt = Annotated[str | None, typer.Option("--variant", help="Spec variant to run (default: ci, else the "
                                                 "first declared).")]
-DeviceOpt = Annotated[str, typer.Option("--device", help="auto | xpu | cuda | cpu (auto: xpu, then cuda, then cpu).")]
+# Options whose default is a setting: None means "not given", and the XE_FORGE_* variable or the
+# default in config.Settings decides (load_settings applies the flags that were given on top).
+DeviceOpt = Annotated[str | None, typer.Option("--device", help="auto | xpu | cuda | cpu (auto: xpu, then cuda, "
+                                               "then cpu). Default: XE_FORGE_DEVICE, else auto.")]
 TargetOpt = Annotated[str | None, typer.Option("--target", help="Knowledge-base target: intel-xe2, intel-xe-hpc, "
-                                               "intel-xe-hpg, nvidia-sm90 (default: detected; CPU: intel-xe2).")]
+                                               "intel-xe-hpg, nvidia-sm90 (default: XE_FORGE_TARGET, else detected; "
+                                               "CPU: intel-xe2).")]
+TimeoutOpt = Annotated[float | None, typer.Option("--timeout", help="Seconds before one candidate evaluation is "
+                                                  "killed. Default: XE_FORGE_TIMEOUT, else 300.")]
+TrialsOpt = Annotated[int | None, typer.Option("--trials", help="Random-input correctness trials. Default: "
+                                               "XE_FORGE_TRIALS, else 3.")]
+EngineOpt = Annotated[str | None, typer.Option("--engine", help="auto (LLM when a model is configured, else rules) | "
+                                               "llm | rules (offline knowledge-base recipes). Default: "
+                                               "XE_FORGE_ENGINE, else auto.")]
+ModelOpt = Annotated[str | None, typer.Option("--model", help="Any LiteLLM model id (default: XE_FORGE_MODEL); "
+                                              "XE_FORGE_API_BASE / XE_FORGE_API_KEY or the provider's variables.")]
+ReasoningEffortOpt = Annotated[str | None, typer.Option("--reasoning-effort", help="none | minimal | low | medium | "
+                                                       "high, passed to a reasoning model as is (default: "
+                                                       "XE_FORGE_LLM_REASONING_EFFORT, else the model's own).")]
+BudgetOpt = Annotated[str | None, typer.Option("--budget", help="Stop cleanly, with the best verified kernel so far, "
+                                               "once the LLM has cost this much: dollars ($2, 0.5usd; LiteLLM's local "
+                                               "prices), tokens (200k tokens) or time (45m, 2h). Default: "
+                                               "XE_FORGE_BUDGET, else none.")]
+MaxItersOpt = Annotated[int | None, typer.Option("--max-iters", help="CoVeR iterations per stage. Default: "
+                                                 "XE_FORGE_MAX_ITERS, else 4.")]
+ProfileOpt = Annotated[bool | None, typer.Option("--profile/--no-profile", help="Profile the kernel before each "
+                                                 "stage (ncu on NVIDIA, VTune on Intel): the limiter steers the "
+                                                 "next candidate and the report shows the roofline; without "
+                                                 "counters the run continues unprofiled. Default: "
+                                                 "XE_FORGE_PROFILE, else off.")]
+StagesOpt = Annotated[str | None, typer.Option("--stages", help="Comma-separated stages to run, in order "
+                                               "(default: planned from the analysis).")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document instead of tables.")]
-TimeoutOpt = Annotated[float, typer.Option("--timeout", help="Seconds before a candidate run is killed.")]
+
+
+def settings_from_flags(flags: dict[str, object]) -> Settings:
+    """Settings with the run-option flags that were given on top (a command passes its `locals()`).
+
+    A new run option is a field of config.RunOptions plus its option type here: every command that
+    declares the parameter passes it through this one place.
+    """
+    return load_settings(**{k: v for k, v in flags.items() if k in RunOptions.model_fields})
 
 
 def _fail(err: ForgeError) -> typer.Exit:

@@ -4,20 +4,25 @@ from __future__ import annotations
 
 import json
 import os
+from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from xe_forge.cli.common import JsonOpt, console, run_command
 
+ProbeOpt = Annotated[bool, typer.Option("--probe", help="Send one tiny request (a few tokens) to the configured "
+                                        "LLM: tells a rejected key (401/403) from an unreachable endpoint.")]
 
-def doctor(as_json: JsonOpt = False) -> None:
+
+def doctor(as_json: JsonOpt = False, probe: ProbeOpt = False) -> None:
     """Devices, toolchain versions, LLM configuration (never the key), knowledge-base location."""
-    raise typer.Exit(code=run_command(doctor_command, as_json=as_json, console=console))
+    raise typer.Exit(code=run_command(doctor_command, as_json=as_json, console=console, probe=probe))
 
 
-def doctor_command(*, as_json: bool, console: Console) -> int:
+def doctor_command(*, as_json: bool, console: Console, probe: bool = False) -> int:
     from xe_forge.config import load_settings
     from xe_forge.paths import data_dir
     from xe_forge.targets.base import registered
@@ -41,9 +46,7 @@ def doctor_command(*, as_json: bool, console: Console) -> int:
         info["torch"] = torch.__version__
     except ImportError:
         info["torch"] = "not installed (pip install 'xe-forge[cpu]')"
-    settings = load_settings()
-    info["llm"] = {"model": settings.model or "not configured (rules engine is the default)",
-                   "api_base": settings.api_base or "provider default", "api_key": settings.key_source() or "none set"}
+    info["llm"] = _llm(load_settings(), probe)
     info["knowledge_base"] = {"bundled": str(data_dir("knowledge_base")),
                               "user": os.environ.get("XE_FORGE_KB_PATH", "not set")}
     if as_json:
@@ -62,8 +65,18 @@ def doctor_command(*, as_json: bool, console: Console) -> int:
         table.add_row(f"device {kind}", value)
     table.add_row("torch", str(info["torch"]))
     for k, v in info["llm"].items():  # type: ignore[union-attr]
-        table.add_row(f"llm {k}", str(v))
+        table.add_row(f"llm {k}", escape("; ".join(v) if isinstance(v, list) else str(v)))
     for k, v in info["knowledge_base"].items():  # type: ignore[union-attr]
         table.add_row(f"knowledge base ({k})", v)
     console.print(table)
     return 0
+
+
+def _llm(settings, probe: bool) -> dict[str, object]:
+    from xe_forge.proposers.llm import probe as llm_probe
+
+    out = llm_probe.describe(settings)
+    if settings.model:
+        out["probe"] = (llm_probe.probe(settings) if probe
+                        else "not sent (`xe-forge doctor --probe` sends one tiny request)")
+    return out

@@ -12,20 +12,21 @@ import typer
 from rich.markdown import Markdown
 from rich.table import Table
 
-from xe_forge.cli.common import console, run_command
+from xe_forge.cli.common import console, run_command, settings_from_flags
 from xe_forge.errors import InputError
 from xe_forge.kb.loader import KnowledgeBase, bundled_dir, default_user_dir, load_kb, read_layer
 from xe_forge.kb.render import render_entries, render_entry
 from xe_forge.kb.retrieve import fit_budget, rank
-from xe_forge.kb.schema import KINDS, STAGES
+from xe_forge.kb.schema import KINDS
 from xe_forge.kb.userkb import add_entry_file
 from xe_forge.kb.validate import validate_paths
+from xe_forge.stages import stage_names
 from xe_forge.targets.base import TARGETS, Toolchain
 
 kb_app = typer.Typer(help="Browse, search, validate and extend the knowledge base.", no_args_is_help=True)
 
 KbDirs = Annotated[list[Path] | None, typer.Option("--kb", help="Extra KB directory (repeatable), layered last.")]
-StageOpt = Annotated[str | None, typer.Option("--stage", help=f"One of: {', '.join(STAGES)}.")]
+StageOpt = Annotated[str | None, typer.Option("--stage", help=f"One of: {', '.join(stage_names())}.")]
 TargetOpt = Annotated[str | None, typer.Option("--target", help=f"One of: {', '.join(TARGETS)}.")]
 
 
@@ -64,7 +65,7 @@ def list_entries(stage: StageOpt = None, target: TargetOpt = None,
                  kind: Annotated[str | None, typer.Option(help=f"One of: {', '.join(KINDS)}.")] = None,
                  kb: KbDirs = None) -> None:
     """List entries, optionally for one stage, target and kind."""
-    _check_choice(stage, STAGES, "stage")
+    _check_choice(stage, stage_names(), "stage")
     _check_choice(target, TARGETS, "target")
     _check_choice(kind, KINDS, "kind")
     entries = _load(kb).filter(stage=stage, target=target, kind=kind)
@@ -86,7 +87,8 @@ def show(entry_id: Annotated[str, typer.Argument(metavar="ID")], kb: KbDirs = No
     if entry is None:
         raise InputError(f"no entry with id '{entry_id}'", hint="`xe-forge kb list` or `kb search` finds ids")
     console.print(Markdown(render_entry(entry)))
-    console.print(f"source: {entry.source}\nfile: {entry.where}", markup=False, highlight=False)
+    verified = f"\nverified on: {entry.verified_on}" if entry.verified_on else ""
+    console.print(f"source: {entry.source}{verified}\nfile: {entry.where}", markup=False, highlight=False)
 
 
 @kb_app.command("search")
@@ -97,7 +99,7 @@ def search(query: str, stage: StageOpt = None, target: TargetOpt = None,
            full: Annotated[bool, typer.Option("--full", help="Print the rendered entries.")] = False,
            kb: KbDirs = None) -> None:
     """Rank entries against QUERY by BM25 (what a stage's prompt would get)."""
-    _check_choice(stage, STAGES, "stage")
+    _check_choice(stage, stage_names(), "stage")
     _check_choice(target, TARGETS, "target")
     ranked = rank(_load(kb), query, stage=stage, target=target, toolchain=parse_toolchain(toolchain))
     if full:
@@ -147,12 +149,13 @@ def add(file: Path,
 @_reports_errors
 def distill(
     run_id: Annotated[str, typer.Argument(help="Run whose verified wins become draft patterns.")],
-    run_dir: Annotated[Path, typer.Option("--run-dir", help="Where run directories live.")] = Path("runs"),
+    run_dir: Annotated[Path | None, typer.Option("--run-dir", help="Where run directories live. Default: "
+                                                 "XE_FORGE_RUN_DIR, else runs/.")] = None,
     output: Annotated[Path | None, typer.Option("-o", "--output", help="Draft file (default: RUN/distilled.yaml).")] = None,
 ) -> None:
     """Turn a run's accepted candidates into draft knowledge-base patterns, for review."""
     from xe_forge.kb.distill import write_distilled
 
-    path, n = write_distilled(run_dir / run_id, output)
+    path, n = write_distilled(settings_from_flags({"run_dir": run_dir}).run_dir / run_id, output)
     console.print(f"{n} draft entr{'y' if n == 1 else 'ies'} written to {path}; review, then `xe-forge kb add {path}`",
                   markup=False, highlight=False)

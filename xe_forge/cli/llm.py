@@ -23,13 +23,14 @@ def serve(
     """Serve SmolLM2-135M-Instruct on 127.0.0.1 with an OpenAI-compatible /v1/chat/completions until Ctrl-C."""
     def go() -> int:
         server = start_server(port=port, threads=threads, ctx=ctx, max_tokens=max_tokens)
-        console.print(f"serving {server.gguf.name} at {server.api_base} (Ctrl-C stops it); in another shell:",
-                      highlight=False)
-        for name, value in server.settings_env().items():
-            console.print(f"export {name}={value}", highlight=False, soft_wrap=True)
-        console.print("xe-forge optimize KERNEL --engine llm --max-iters 2", highlight=False)
-        console.file.flush()  # the lines are needed now, also when stdout is a file or a pipe
-        try:
+        try:  # from here on Ctrl-C stops the server, whenever it comes
+            console.print(f"serving {server.gguf.name} at {server.api_base} (Ctrl-C stops it). A 135M model "
+                          "writes poor kernels: this shows the plumbing, the verifier rejects what it writes. "
+                          "In another shell (any KERNEL will do):", highlight=False, soft_wrap=True)
+            for name, value in server.settings_env().items():
+                console.print(f"export {name}={value}", highlight=False, soft_wrap=True)
+            console.print(server.try_command(), highlight=False, soft_wrap=True)
+            console.file.flush()  # the lines are needed now, also when stdout is a file or a pipe
             while True:
                 time.sleep(3600)
         except KeyboardInterrupt:  # the way to stop a server: not an error

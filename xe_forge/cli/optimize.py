@@ -2,22 +2,30 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from xe_forge.cli.common import (
+    BudgetOpt,
     DeviceOpt,
+    EngineOpt,
     JsonOpt,
+    MaxItersOpt,
+    ModelOpt,
+    ProfileOpt,
+    ReasoningEffortOpt,
     RefOpt,
     SpecOpt,
+    StagesOpt,
     TargetOpt,
     TimeoutOpt,
+    TrialsOpt,
     VariantOpt,
     console,
     run_command,
+    settings_from_flags,
 )
 
 
@@ -28,51 +36,73 @@ def optimize(
     reference: RefOpt = None,
     spec: SpecOpt = None,
     variant: VariantOpt = None,
-    device: DeviceOpt = "auto",
+    device: DeviceOpt = None,
     target: TargetOpt = None,
-    engine: Annotated[str, typer.Option("--engine", help="auto (LLM when a model is configured, else rules) | llm | "
-                                        "rules (offline knowledge-base recipes).")] = "auto",
-    model: Annotated[str | None, typer.Option("--model", help="Any LiteLLM model id (env XE_FORGE_MODEL); "
-                                              "XE_FORGE_API_BASE / XE_FORGE_API_KEY or the provider's variables.")] = None,
-    stages: Annotated[str | None, typer.Option("--stages", help="Comma-separated stages to run, in order "
-                                               "(default: planned from the analysis).")] = None,
-    max_iters: Annotated[int, typer.Option("--max-iters", help="CoVeR iterations per stage.")] = 4,
-    output: Annotated[Path | None, typer.Option("-o", "--output", help="Write the best verified kernel here.")] = None,
-    run_dir: Annotated[Path, typer.Option("--run-dir", help="Where run directories are created.")] = Path("runs"),
-    resume: Annotated[str | None, typer.Option("--resume", help="Continue run RUN_ID after a crash or Ctrl-C.")] = None,
+    engine: EngineOpt = None,
+    model: ModelOpt = None,
+    llm_reasoning_effort: ReasoningEffortOpt = None,
+    budget: BudgetOpt = None,
+    stages: StagesOpt = None,
+    max_iters: MaxItersOpt = None,
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="Write the best verified kernel here "
+                                                "(remembered by --resume).")] = None,
+    run_dir: Annotated[Path | None, typer.Option("--run-dir", help="Where run directories are created. Default: "
+                                                 "XE_FORGE_RUN_DIR, else runs/.")] = None,
+    resume: Annotated[str | None, typer.Option("--resume", help="Continue run RUN_ID after a crash, Ctrl-C, a failing "
+                                               "endpoint or a spent budget, with its original options (options "
+                                               "given again replace them, e.g. a larger --budget).")] = None,
     kb: Annotated[list[Path] | None, typer.Option("--kb", help="Extra knowledge-base directory (repeatable).")] = None,
-    timeout: TimeoutOpt = 300.0,
+    timeout: TimeoutOpt = None,
+    trials: TrialsOpt = None,
+    profile: ProfileOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Optimize a kernel through the nine stages; every accepted step verified against the reference."""
-    from xe_forge.config import load_settings
+    from xe_forge.config import RunOptions, RunRequest
     from xe_forge.errors import InputError
     from xe_forge.pipeline.progress import Progress
-    from xe_forge.pipeline.run import OptimizeArgs
     from xe_forge.pipeline.run import optimize as run_optimize
+
+    flags = dict(locals())
 
     def go() -> int:
         if kernel is None and resume is None:
             raise InputError("give a KERNEL file to optimize, or --resume RUN_ID to continue a run")
-        args = OptimizeArgs(kernel=str(kernel or ""), reference=str(reference) if reference else None,
-                            spec=str(spec) if spec else None, variant=variant, device=device, target=target,
-                            engine=engine, model=model, stages=stages, max_iters=max_iters, timeout=timeout,
-                            kb_dirs=[str(d) for d in kb or []])
-        result = run_optimize(args, load_settings(), run_dir_root=run_dir, resume=resume, output=output,
-                              progress=Progress(quiet=as_json))
+        settings = settings_from_flags(flags)
+        request = RunRequest.from_settings(settings, kernel=str(kernel or ""), reference=_text(reference),
+                                           spec=_text(spec), variant=variant, stages=stages,
+                                           kb_dirs=[str(d) for d in kb or []], output=_text(output))
+        given = [k for k, v in flags.items() if v is not None and (k in RunOptions.model_fields or k == "output")]
+        result = run_optimize(request, settings, resume=resume, given=given, progress=Progress(quiet=as_json))
         if as_json:
-            console.print_json(json.dumps(result.model_dump(), default=str))
+            console.print_json(result.model_dump_json())
         else:
-            r = result.report
-            console.print(f"[bold]{result.status}[/bold]: {r['speed']}")
-            console.print(f"run {result.run_id}: {result.run_dir}/report.md, report.html, output.py")
-            if r.get("warning"):
-                console.print(f"[yellow]warning:[/yellow] {r['warning']}")
-            if output and result.exit_code == 0:
-                console.print(f"best verified kernel written to {output}")
+            _summary(result)
         return result.exit_code
 
     raise typer.Exit(code=run_command(go))
+
+
+def _summary(result) -> None:
+    report = result.report
+    console.print(f"[bold]{result.status}[/bold]: {report.speed}", highlight=False)
+    if report.final.fell_back and report.final.fell_back_to != "input":
+        console.print(f"the last stage's kernel failed the final check; the result is stage "
+                      f"{report.final.fell_back_to}'s kernel", highlight=False)
+    if report.llm.calls:
+        console.print(f"LLM: {report.llm.render()}", highlight=False)
+    console.print(f"run {result.run_id}: {result.run_dir}/report.md, report.html, output.py", highlight=False)
+    if report.warning:
+        console.print(f"[yellow]warning:[/yellow] {report.warning}")
+    if result.output:
+        console.print(f"best verified kernel written to {result.output}", highlight=False)
+    if result.stopped_early:
+        console.print(f"stopped early ({report.llm.stopped}); not run: {', '.join(report.not_run)}. Continue with a "
+                      f"larger budget: {result.resume} --budget ...", highlight=False, soft_wrap=True)
+
+
+def _text(path: Path | None) -> str | None:
+    return str(path) if path else None
 
 
 def stages() -> None:

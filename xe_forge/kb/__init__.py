@@ -7,6 +7,7 @@ Public API (what the pipeline, the rules proposer and the verifier call):
     validate_paths(paths) -> list[KbProblem]      `kb validate`
     add_entry_file(file, user_dir, replace)     `kb add`
     check_constraints(source, target=, toolchain=, kb=) -> list[Violation]   verifier static check
+    kb.options.OptionTable / bundled_table()    the launch-option table (verifier, devices, rules proposer)
 """
 
 from xe_forge.kb.constraints import check_constraints
@@ -18,7 +19,6 @@ from xe_forge.kb.schema import (
     KINDS,
     PROBLEM_CLASSES,
     RECIPE_NAMES,
-    STAGES,
     Entry,
     KbProblem,
     Violation,
@@ -27,7 +27,7 @@ from xe_forge.kb.userkb import add_entry_file
 from xe_forge.kb.validate import validate_paths
 
 __all__ = [
-    "CONFIG_KEYWORDS", "KINDS", "PROBLEM_CLASSES", "RECIPE_NAMES", "STAGES", "Entry", "KnowledgeBase",
+    "CONFIG_KEYWORDS", "KINDS", "PROBLEM_CLASSES", "RECIPE_NAMES", "Entry", "KnowledgeBase",
     "KbProblem", "Violation", "add_entry_file", "bundled_dir", "check_constraints", "default_user_dir",
     "estimate_tokens", "load_kb", "rank", "render_entries", "render_entry", "retrieve", "target_admits",
     "user_dirs", "validate_paths",

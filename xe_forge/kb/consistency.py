@@ -1,9 +1,10 @@
 """Finding entries that contradict each other for the same target and toolchain.
 
 The anchor's knowledge base told the model both to put grf_mode in triton.Config and that doing so
-fails, and both to force 32 warps and to avoid it. Two checks catch that class of mistake here:
+fails, and both to force 32 warps and to avoid it. These checks catch that class of mistake here:
 two option_values constraints on one option that disagree where their targets and toolchain ranges
-overlap, and a config (config_space, or a launch-options recipe) that an applicable constraint forbids.
+overlap, two entries giving one fact key different values where they overlap, and a config
+(config_space, or a launch-options recipe) that an applicable constraint forbids.
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from itertools import combinations
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from xe_forge.kb.constraints import option_failures
 from xe_forge.kb.loader import target_admits
-from xe_forge.kb.schema import OPTION_CHECKS, Entry, KbProblem, OptionValuesCheck
+from xe_forge.kb.options import OptionTable, option_failures
+from xe_forge.kb.schema import PROBLEM_CLASSES, Entry, KbProblem, OptionValuesCheck
 from xe_forge.targets.base import TARGETS, split_toolchain_spec
 
 
@@ -90,24 +91,42 @@ def _configs(entry: Entry) -> list[tuple[str, dict]]:
         return [(f"{name}[{i}]", config) for name, configs in entry.config_space.items()
                 for i, config in enumerate(configs)]
     if entry.recipe and entry.recipe.name == "launch-options":
-        return [("params", dict(entry.recipe.params))]
+        params = entry.recipe.params
+        by_class = [(f"params.{name}", dict(params[name])) for name in PROBLEM_CLASSES
+                    if isinstance(params.get(name), dict)]
+        return by_class or [("params", dict(params))]
     return []
 
 
 def forbidden_configs(entries: list[Entry]) -> list[Contradiction]:
     """A config_space config or launch-options recipe that a constraint applying to it forbids."""
-    constraints = [e for e in entries
-                   if e.constraint and isinstance(e.constraint.check, OPTION_CHECKS)]
+    table = OptionTable(entries)
     findings: list[Contradiction] = []
     for entry in entries:
-        for label, config in _configs(entry):
-            for rule in constraints:
-                if not applies_together(entry, rule):
-                    continue
-                for reason in option_failures(rule.constraint.check, config):
+        configs = _configs(entry)
+        for rule in table.rows:
+            if not configs or not applies_together(entry, rule):
+                continue
+            for label, config in configs:
+                for failure in option_failures(rule.constraint.check, config, table.keywords):
                     findings.append(Contradiction([entry, rule], (
                         f"contradiction: '{entry.id}' {label} breaks constraint '{rule.id}' ({rule.where}): "
-                        f"{reason}")))
+                        f"{failure.reason}")))
+    return findings
+
+
+def conflicting_facts(entries: list[Entry]) -> list[Contradiction]:
+    """Two entries that give one fact key different values where their targets and toolchains overlap."""
+    stated = [(e, f) for e in entries for f in e.facts]
+    findings: list[Contradiction] = []
+    for (a, fa), (b, fb) in combinations(stated, 2):
+        if fa.key != fb.key or a is b or fa.value == fb.value or not applies_together(a, b):
+            continue
+        later, earlier = (b, a) if (str(b.file), b.line) >= (str(a.file), a.line) else (a, b)
+        mine, theirs = (fb, fa) if later is b else (fa, fb)
+        findings.append(Contradiction([later, earlier], (
+            f"contradiction: fact {mine.key} is {mine.value!r} in '{later.id}' but {theirs.value!r} in "
+            f"'{earlier.id}' ({earlier.where}) for overlapping targets and toolchains")))
     return findings
 
 
@@ -139,5 +158,5 @@ def dangling_space_references(entries: list[Entry]) -> list[Contradiction]:
 
 
 def contradictions(entries: list[Entry]) -> list[Contradiction]:
-    return (conflicting_option_values(entries) + forbidden_configs(entries) + autotune_without_space(entries)
-            + dangling_space_references(entries))
+    return (conflicting_option_values(entries) + conflicting_facts(entries) + forbidden_configs(entries)
+            + autotune_without_space(entries) + dangling_space_references(entries))

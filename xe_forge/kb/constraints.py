@@ -1,8 +1,10 @@
 """Applying the machine-checkable constraints to a candidate's source, before it runs.
 
-A launch option the toolchain rejects (an old grf_mode name, 256-register mode with 64 warps, a call
-that was removed) would otherwise cost a compile and a child process to discover; here it is found from
-the AST in milliseconds, and the reason names the knowledge-base entry that forbids it.
+A launch option the toolchain rejects (an old grf_mode name, 256-register mode with 64 warps, an
+option the installed version removed, a call that was removed) would otherwise cost a compile and a
+child process to discover; here it is found from the AST in milliseconds, and the reason names the
+knowledge-base entry that forbids it. Options are judged by the one option table (kb/options.py);
+parameters of the module's @triton.jit functions are never taken for launch options.
 
 Option sites are read where options are literal: `kernel[grid](..., num_warps=8, grf_mode="256")` and
 `triton.Config({"BLOCK_M": 128, "grf_mode": "256"}, num_warps=32)`. Values computed at run time are not
@@ -13,21 +15,12 @@ checked only for that vendor's targets, so portable kernels are not rejected for
 from __future__ import annotations
 
 import ast
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from xe_forge.kb.loader import KnowledgeBase
-from xe_forge.kb.schema import (
-    Check,
-    Entry,
-    ForbidCallCheck,
-    ForbidComboCheck,
-    MaxValueCheck,
-    OptionValuesCheck,
-    PowerOfTwoCheck,
-    Violation,
-)
+from xe_forge.kb.options import OptionTable
+from xe_forge.kb.schema import Entry, ForbidCallCheck, Violation
 from xe_forge.targets.base import Toolchain
 
 _DEFAULT_ALIASES = {"tl": "triton.language"}
@@ -114,6 +107,16 @@ class _Scanner(ast.NodeVisitor):
         self.guard: str | None = None
         self.options: list[OptionSite] = []
         self.calls: list[CallSite] = []
+        self.parameters: set[str] = set()
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        """Parameters of @triton.jit functions are launch keywords of their own, never options."""
+        for decorator in node.decorator_list:
+            name = _dotted(decorator.func if isinstance(decorator, ast.Call) else decorator) or ""
+            if name.split(".")[-1] == "jit":
+                args = node.args
+                self.parameters.update(a.arg for a in args.posonlyargs + args.args + args.kwonlyargs)
+        self.generic_visit(node)
 
     def visit_If(self, node: ast.If) -> None:
         self.visit(node.test)
@@ -147,11 +150,20 @@ class _Scanner(ast.NodeVisitor):
             self.options.append(site)
 
 
-def scan_source(tree: ast.AST) -> tuple[list[OptionSite], list[CallSite]]:
-    """Every literal option site and every call of a module."""
+@dataclass
+class Scan:
+    """What the static pass reads from a module."""
+
+    options: list[OptionSite]
+    calls: list[CallSite]
+    parameters: set[str]  # parameter names of the module's @triton.jit functions
+
+
+def scan_source(tree: ast.AST) -> Scan:
+    """Every literal option site, every call and the kernel parameter names of a module."""
     scanner = _Scanner(_aliases(tree))
     scanner.visit(tree)
-    return scanner.options, scanner.calls
+    return Scan(scanner.options, scanner.calls, scanner.parameters)
 
 
 def _guard_excludes(guard: str | None, target: str) -> bool:
@@ -163,57 +175,23 @@ def _guard_excludes(guard: str | None, target: str) -> bool:
     return False
 
 
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value)
-
-
-def option_failures(check: Check, options: dict[str, Any]) -> list[str]:
-    """Why one set of options breaks an option check (empty: it does not)."""
-    if isinstance(check, OptionValuesCheck):
-        if check.option in options and str(options[check.option]) not in {str(v) for v in check.allowed}:
-            legal = ", ".join(repr(v) for v in check.allowed) or "none: the option is not accepted"
-            return [f"{check.option}={options[check.option]!r} is not allowed (allowed: {legal})"]
-    elif isinstance(check, PowerOfTwoCheck):
-        value = _number(options.get(check.option))
-        if value is not None and (value < 1 or not value.is_integer() or not math.log2(value).is_integer()):
-            return [f"{check.option}={options[check.option]!r} is not a power of two"]
-    elif isinstance(check, MaxValueCheck):
-        value = _number(options.get(check.option))
-        if value is not None and value > check.max:
-            return [f"{check.option}={options[check.option]!r} exceeds the maximum {check.max:g}"]
-    elif isinstance(check, ForbidComboCheck):
-        if all(c.option in options and c.holds(options[c.option]) for c in check.when):
-            given = ", ".join(f"{c.option}={options[c.option]!r}" for c in check.when)
-            rule = " together with ".join(c.describe() for c in check.when)
-            return [f"{given} is forbidden ({rule})"]
-    return []
-
-
 def _call_matches(check: ForbidCallCheck, call: CallSite) -> bool:
     """Exact match on the canonical dotted name (`tl.advance` and `triton.language.advance` alike)."""
     names = {canonical(forbidden, _DEFAULT_ALIASES) for forbidden in check.calls}
     return call.name in names and (check.keyword is None or check.keyword in call.keywords)
 
 
-def entry_violations(entry: Entry, options: list[OptionSite], calls: list[CallSite]) -> list[Violation]:
-    """Violations of one constraint entry's check in a scanned module."""
+def call_violations(entry: Entry, calls: list[CallSite]) -> list[Violation]:
+    """Calls a forbid_call constraint forbids, one violation per call."""
     check = entry.constraint.check if entry.constraint else None
+    if not isinstance(check, ForbidCallCheck):
+        return []
     found: list[Violation] = []
-    if check is None:
-        return found
-    if isinstance(check, ForbidCallCheck):
-        for call in calls:
-            if _call_matches(check, call):
-                what = f"{call.name}(..., {check.keyword}=...)" if check.keyword else f"{call.name}()"
-                found.append(Violation(entry_id=entry.id, line=call.line,
-                                       message=f"[{entry.id}] {what} is not allowed: {entry.constraint.rule}"))
-        return found
-    for site in options:
-        for reason in option_failures(check, site.options):
-            found.append(Violation(entry_id=entry.id, line=site.line,
-                                   message=f"[{entry.id}] {reason}: {entry.constraint.rule}"))
+    for call in calls:
+        if _call_matches(check, call):
+            what = f"{call.name}(..., {check.keyword}=...)" if check.keyword else f"{call.name}()"
+            found.append(Violation(entry_id=entry.id, line=call.line,
+                                   message=f"[{entry.id}] {what} is not allowed: {entry.constraint.rule}"))
     return found
 
 
@@ -227,9 +205,14 @@ def check_constraints(source: str, *, target: str, toolchain: Toolchain, kb: Kno
     except SyntaxError as err:
         return [Violation(entry_id="python-syntax", line=err.lineno or 0,
                           message=f"[python-syntax] the candidate does not parse: {err.msg}")]
-    options, calls = scan_source(tree)
-    options = [site for site in options if not _guard_excludes(site.guard, target)]
+    scan = scan_source(tree)
+    table = OptionTable(kb.entries)
     violations: list[Violation] = []
+    for site in scan.options:
+        if _guard_excludes(site.guard, target):
+            continue
+        for problem in table.problems(site.options, target, toolchain, parameters=scan.parameters):
+            violations.append(Violation(entry_id=problem.entry_id or "", line=site.line, message=problem.message))
     for entry in kb.filter(target=target, kind="constraint", toolchain=toolchain):
-        violations.extend(entry_violations(entry, options, calls))
+        violations.extend(call_violations(entry, scan.calls))
     return sorted(violations, key=lambda v: (v.line, v.entry_id, v.message))

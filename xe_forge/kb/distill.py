@@ -55,7 +55,7 @@ def distill_run(run_dir: Path) -> list[dict[str, Any]]:
         shapes = ", ".join(r.get("variant", "") for r in verdict.get("correctness", []))
         evidence = (f"measured {timing['speedup']:.3f}x over the stage input (margin {timing['margin']:.1%}, "
                     f"{timing['reps']} interleaved reps) on {report.get('device')}" if timing
-                    else "speed unverified (accepted on the CPU from a predicted gain): confirm with `xe-forge bench`")
+                    else "speed unverified (verified correct on the CPU, speed not measured): confirm with `xe-forge bench`")
         entries.append({
             "id": f"distilled-{_slug(row['run_id'])}-{row['stage'].replace('_', '-')}-{row['id']}",
             "kind": "pattern",

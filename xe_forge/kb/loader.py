@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from xe_forge.errors import InputError
 from xe_forge.kb.reader import read_file, yaml_files
@@ -60,6 +62,16 @@ class KnowledgeBase:
     def get(self, entry_id: str) -> Entry | None:
         return self._by_id.get(entry_id)
 
+    def fact(self, key: str, target: str | None = None, toolchain: Toolchain | None = None) -> Any:
+        """The value the entries give a fact key for `target` and `toolchain` (None: any); None when
+        no entry states it. `kb validate` guarantees that entries applying together agree, so the
+        first one found is the answer (version-ranged keys need the toolchain to be unambiguous)."""
+        for entry in self.filter(target=target, toolchain=toolchain):
+            for fact in entry.facts:
+                if fact.key == key:
+                    return fact.value
+        return None
+
     def filter(self, stage: str | None = None, target: str | None = None, kind: str | None = None,
                toolchain: Toolchain | None = None) -> list[Entry]:
         """Entries for a stage, target, kind and installed toolchain (None: no filter on that field).
@@ -89,6 +101,12 @@ def read_layer(path: Path) -> tuple[list[Entry], list[KbProblem]]:
         else:
             first[entry.id] = entry
     return list(first.values()), problems
+
+
+@lru_cache(maxsize=1)
+def bundled_kb() -> KnowledgeBase:
+    """The bundled knowledge base alone, read once per process (devices and the option table use it)."""
+    return KnowledgeBase(_layer_or_fail(bundled_dir()), [bundled_dir()])
 
 
 def _layer_or_fail(path: Path) -> list[Entry]:

@@ -60,7 +60,11 @@ def render_entry(entry: Entry) -> str:
     scope += f"; confidence: {entry.confidence}"
     if entry.confidence == "low":
         scope += " (unverified: treat as a hint, not a fact)"
+    if entry.verified_on:
+        scope += f"; verified on: {entry.verified_on}"
     head = [f"### {entry.title} [{entry.kind}: {entry.id}]", f"_{scope}_", entry.summary.strip()]
+    if entry.facts:
+        head.append("Facts: " + "; ".join(f"{f.key} = {f.value}" for f in entry.facts))
     return "\n\n".join(head + _body(entry)) + "\n"
 
 

@@ -9,27 +9,28 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from xe_forge.targets.base import TARGETS, split_toolchain_spec
 
-STAGES = ("algorithmic", "dtype", "fusion", "memory_access", "block_io", "persistent", "device_tuning",
-          "autotuning", "discovery")
-KINDS = ("constraint", "pattern", "recipe", "config_space", "example")
-PROBLEM_CLASSES = ("gemm", "gemm-epilogue", "reduction", "elementwise", "attention", "conv")
-RECIPE_NAMES = ("drop-dot-upcast", "fp64-to-fp32", "exp2-activations", "launch-options", "tile-sizes",
-                "autotune", "group-swizzle")
+Kind = Literal["constraint", "pattern", "recipe", "config_space", "example"]
+ProblemClass = Literal["gemm", "gemm-epilogue", "reduction", "elementwise", "attention", "conv"]
+RecipeName = Literal["drop-dot-upcast", "fp64-to-fp32", "exp2-activations", "launch-options", "tile-sizes",
+                     "autotune", "group-swizzle", "conv-implicit-gemm"]
+KINDS: tuple[str, ...] = get_args(Kind)
+PROBLEM_CLASSES: tuple[str, ...] = get_args(ProblemClass)
+RECIPE_NAMES: tuple[str, ...] = get_args(RecipeName)
 # Keys of a config_space config that are triton.Config keyword arguments; every other key goes into
 # the Config's kwargs dict (grf_mode included: as a Config keyword it is a TypeError).
 CONFIG_KEYWORDS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
 
-Kind = Literal["constraint", "pattern", "recipe", "config_space", "example"]
-ProblemClass = Literal["gemm", "gemm-epilogue", "reduction", "elementwise", "attention", "conv"]
-RecipeName = Literal["drop-dot-upcast", "fp64-to-fp32", "exp2-activations", "launch-options", "tile-sizes",
-                     "autotune", "group-swizzle"]
 Confidence = Literal["high", "medium", "low"]
+# What a fact was checked against, weakest first: read in a source only, run under the Triton
+# interpreter, measured on this project's H200, or observed on an Intel GPU.
+VerifiedOn = Literal["source only", "interpreter", "H200", "Intel hardware"]
+VERIFIED_ON: tuple[str, ...] = get_args(VerifiedOn)
 OptionValue = bool | int | float | str
 
 _ID = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -50,7 +51,7 @@ class OptionValuesCheck(_Strict):
 
 
 class PowerOfTwoCheck(_Strict):
-    """The option, when given as a number, must be a positive power of two."""
+    """The option, when given, must be a positive integer power of two (2.0 and '8' are not)."""
 
     kind: Literal["power_of_two"]
     option: str
@@ -103,7 +104,11 @@ class Condition(_Strict):
 
 
 class ForbidComboCheck(_Strict):
-    """Options that are legal alone but not together: every condition holding at one site is an error."""
+    """Options that are legal alone but not together: every condition holding at one site is an error.
+
+    The first clause names the option a fixer drops to make the set legal (the rules proposer does),
+    so write the option that is cheaper to lose first.
+    """
 
     kind: Literal["forbid_combo"]
     when: list[Condition] = Field(min_length=2)
@@ -118,9 +123,42 @@ class ForbidCallCheck(_Strict):
     keyword: str | None = None
 
 
-Check = Annotated[OptionValuesCheck | PowerOfTwoCheck | MaxValueCheck | ForbidComboCheck | ForbidCallCheck,
-                  Field(discriminator="kind")]
-OPTION_CHECKS = (OptionValuesCheck, PowerOfTwoCheck, MaxValueCheck, ForbidComboCheck)
+class LaunchKeywordsCheck(_Strict):
+    """The launch keywords (compile-option fields) one backend version defines.
+
+    A keyword that some other row of the option table defines but this one does not is rejected: the
+    launcher raises KeyError "Keyword argument X was specified but unrecognised". Keywords that no row
+    defines are kernel parameters (BLOCK_M, ...) and are not judged.
+    """
+
+    kind: Literal["launch_keywords"]
+    defined: list[str] = Field(min_length=1)
+
+
+Check = Annotated[OptionValuesCheck | PowerOfTwoCheck | MaxValueCheck | ForbidComboCheck | ForbidCallCheck
+                  | LaunchKeywordsCheck, Field(discriminator="kind")]
+OPTION_CHECKS = (OptionValuesCheck, PowerOfTwoCheck, MaxValueCheck, ForbidComboCheck, LaunchKeywordsCheck)
+
+_FACT_KEY = re.compile(r"^[a-z0-9_]+(\.[a-z0-9_]+)+$")
+FactValue = bool | int | float | str | list[bool | int | float | str]
+
+
+class Fact(_Strict):
+    """One machine-checkable fact an entry states, e.g. {key: xe2.slm_per_xecore_kb, value: 256}.
+
+    Keys are dotted (`<architecture or toolchain>.<quantity>`); two entries that apply to a common
+    target and toolchain must not give one key different values (`kb validate` checks).
+    """
+
+    key: str
+    value: FactValue
+
+    @field_validator("key")
+    @classmethod
+    def _dotted(cls, value: str) -> str:
+        if not _FACT_KEY.match(value):
+            raise ValueError(f"fact key '{value}' must be dotted lowercase words, e.g. 'xe2.slm_per_xecore_kb'")
+        return value
 
 
 # ---- the kind-specific blocks ---------------------------------------------------------------------
@@ -176,7 +214,9 @@ class Entry(_Strict):
     targets: list[str] = Field(min_length=1)
     toolchain: str | None = None
     source: str = Field(min_length=1)
+    verified_on: VerifiedOn | None = None
     confidence: Confidence
+    facts: list[Fact] = Field(default_factory=list)
     summary: str = Field(min_length=1)
     constraint: ConstraintBlock | None = None
     pattern: PatternBlock | None = None
@@ -197,9 +237,11 @@ class Entry(_Strict):
     @field_validator("stages")
     @classmethod
     def _known_stages(cls, value: list[str]) -> list[str]:
+        from xe_forge.stages import stage_names  # the stages YAML names them; it imports this module
+
         for stage in value:
-            if stage not in STAGES:
-                raise ValueError(f"unknown stage '{stage}' (known: {', '.join(STAGES)})")
+            if stage not in stage_names():
+                raise ValueError(f"unknown stage '{stage}' (known: {', '.join(stage_names())})")
         return value
 
     @field_validator("targets")

@@ -1,7 +1,9 @@
 """`kb validate`: every problem of a set of entry files, each with file and line.
 
-Schema errors, duplicate ids, unknown stages and targets, bad toolchain ranges, example kernels that
-do not import under the interpreter, and contradictions between entries. Example files are imported
+Schema errors, duplicate ids, unknown stages and targets, bad toolchain ranges, constraint and fact
+entries without provenance (a source, a `verified_on`, and for facts a source a reviewer can open),
+example kernels that do not import under the interpreter, and contradictions between entries (option
+lists, fact values, configs a constraint forbids). Example files are imported
 in one child process (TRITON_INTERPRET=1), so a broken example cannot disturb the caller, and torch
 is imported once for all of them.
 """
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterable
@@ -17,9 +20,11 @@ from pathlib import Path
 
 from xe_forge.kb.consistency import contradictions
 from xe_forge.kb.loader import read_layer
-from xe_forge.kb.schema import Entry, KbProblem
+from xe_forge.kb.schema import VERIFIED_ON, Entry, KbProblem
 
 IMPORT_TIMEOUT_S = 180
+# A source a reviewer can open: a URL, or a file of this project's repository (benchmarks/RESULTS.md).
+_OPENABLE = re.compile(r"https?://\S+|(?<![\w/])(?:benchmarks|docs)/[\w./-]+")
 REQUIRED_NAMES = ("Model", "get_inputs", "get_init_inputs")
 
 # Runs in the child: import each file by path, report what failed or is missing, as JSON on stdout.
@@ -79,6 +84,26 @@ def example_problems(entries: list[Entry]) -> list[KbProblem]:
     return problems
 
 
+def provenance_problems(entries: list[Entry]) -> list[KbProblem]:
+    """Constraints and entries stating facts must say where they come from and how they were checked.
+
+    A fact (a machine-checked `facts:` key) needs a source a reviewer can open: an http(s) URL (to the
+    file at a tag or commit where it can be), or a file of this repository such as benchmarks/RESULTS.md.
+    """
+    problems: list[KbProblem] = []
+    for entry in entries:
+        where = entry.file or Path("<memory>")
+        if (entry.kind == "constraint" or entry.facts) and entry.verified_on is None:
+            problems.append(KbProblem(file=where, line=entry.line, message=(
+                f"entry '{entry.id}' states {'facts' if entry.facts else 'a constraint'} but has no verified_on "
+                f"(one of: {', '.join(repr(v) for v in VERIFIED_ON)})")))
+        if entry.facts and not _OPENABLE.search(entry.source):
+            problems.append(KbProblem(file=where, line=entry.line, message=(
+                f"entry '{entry.id}' states facts ({', '.join(f.key for f in entry.facts)}) but its source has no "
+                "URL (or repository file) a reviewer can open")))
+    return problems
+
+
 def validate_paths(paths: Iterable[Path], *, context: Iterable[Entry] = (),
                    import_check: bool = True) -> list[KbProblem]:
     """Every problem in the entry files under `paths`, treated as one layer.
@@ -106,6 +131,7 @@ def validate_paths(paths: Iterable[Path], *, context: Iterable[Entry] = (),
             problems.append(KbProblem(file=entry.file or Path("?"), line=entry.line,
                                     message=f"duplicate id '{entry.id}' (first defined at {seen[entry.id].where})"))
         seen.setdefault(entry.id, entry)
+    problems.extend(provenance_problems(entries))
     if import_check:
         problems.extend(example_problems(entries))
     own = {id(e) for e in entries}

@@ -11,6 +11,7 @@ import re
 
 from pydantic import BaseModel
 
+from xe_forge.stages import stage_for_issue
 from xe_forge.verify.static import check_source
 
 
@@ -33,41 +34,33 @@ def _line_of(source: str, pattern: str) -> tuple[int | None, str]:
     return None, ""
 
 
-def _issue(source: str, pattern: str, kind: str, stage: str, description: str) -> Issue | None:
+def _found(kind: str, line: int | None, description: str, evidence: str = "") -> Issue:
+    """An issue, served by the stage whose YAML lists its kind."""
+    return Issue(kind=kind, stage=stage_for_issue(kind), line=line, evidence=evidence, description=description)
+
+
+def _issue(source: str, pattern: str, kind: str, description: str) -> Issue | None:
     line, evidence = _line_of(source, pattern)
-    if line is None:
-        return None
-    return Issue(kind=kind, stage=stage, line=line, evidence=evidence, description=description)
-
-
-def problem_class(source: str) -> str:
-    """gemm / gemm-epilogue / reduction / elementwise, from what the jit kernels contain."""
-    if "tl.dot(" in source:
-        epilogue = re.search(r"tl\.(where|maximum|minimum|sigmoid|exp2?|log)\(", source) is not None
-        return "gemm-epilogue" if epilogue else "gemm"
-    if re.search(r"tl\.(sum|max|min|reduce|argmax|argmin)\(", source):
-        return "reduction"
-    return "elementwise"
+    return None if line is None else _found(kind, line, description, evidence)
 
 
 def analyze_source(source: str) -> list[Issue]:
     """Every issue the rules can see, each tied to the stage that serves it."""
     checks = [
-        (r"\.to\(tl\.float32\)", "dot-operand-upcast", "dtype",
+        (r"\.to\(tl\.float32\)", "dot-operand-upcast",
          "operands are cast to fp32 before tl.dot: the matrix engine runs 16-bit operands natively", "tl.dot("),
-        (r"float64", "float64-math", "dtype", "float64 arithmetic: slow on GPUs and rarely needed", None),
-        (r"tl\.exp\(", "expensive-transcendental", "algorithmic",
-         "tl.exp where exp2 with a folded log2(e) is cheaper", None),
-        (r"make_block_ptr", "deprecated-block-pointers", "block_io",
+        (r"float64", "float64-math", "float64 arithmetic: slow on GPUs and rarely needed", None),
+        (r"tl\.exp\(", "expensive-transcendental", "tl.exp where exp2 with a folded log2(e) is cheaper", None),
+        (r"make_block_ptr", "deprecated-block-pointers",
          "block pointers are removed in triton 3.9: use tensor descriptors", None),
-        (r"\.t\(\)\.contiguous\(\)|\.transpose\([^)]*\)\.contiguous\(\)", "per-call-transpose", "memory_access",
+        (r"\.t\(\)\.contiguous\(\)|\.transpose\([^)]*\)\.contiguous\(\)", "per-call-transpose",
          "a weight is transposed and copied on every call", None),
     ]
     issues = []
-    for pattern, kind, stage, text, requires in checks:
+    for pattern, kind, text, requires in checks:
         if requires and requires not in source:
             continue
-        found = _issue(source, pattern, kind, stage, text)
+        found = _issue(source, pattern, kind, text)
         if found:
             issues.append(found)
     issues += _structural(source)
@@ -79,24 +72,40 @@ def _structural(source: str) -> list[Issue]:
     static = check_source(source, record_only=True)
     launches = _launch_sites(source, static.kernels)
     if len(launches) > 1:
-        out.append(Issue(kind="unfused-epilogue", stage="fusion", line=launches[1],
-                         description=f"forward launches {len(launches)} kernels: intermediates round-trip memory"))
+        out.append(_found("unfused-epilogue", launches[1],
+                          f"forward launches {len(launches)} kernels: intermediates round-trip memory"))
+    conv = _torch_conv(source, static.torch_ops)
+    if conv:
+        out.append(_found("library-conv", _line_of(source, re.escape(conv) + r"\(")[0],
+                          f"forward runs the convolution in torch ({conv}): a library call whose output "
+                          "round-trips memory before the Triton epilogue"))
     if static.kernels and "triton.autotune" not in source and "@autotune" not in source:
-        out.append(Issue(kind="no-autotune", stage="autotuning", line=_line_of(source, r"@triton\.jit")[0],
-                         description="no @triton.autotune: one fixed configuration for every shape"))
+        out.append(_found("no-autotune", _line_of(source, r"@triton\.jit")[0],
+                          "no @triton.autotune: one fixed configuration for every shape"))
     tiles = re.search(r"\b(BLOCK_[A-Z_]*|BLOCK_SIZE)\s*=\s*\d+", source)
     if tiles:
         line, ev = _line_of(source, re.escape(tiles.group(0)))
-        out.append(Issue(kind="small-tiles", stage="device_tuning", line=line, evidence=ev,
-                         description="fixed tile sizes and default launch options, not chosen for the target"))
+        out.append(_found("small-tiles", line, "fixed tile sizes and default launch options, not chosen for the "
+                          "target", ev))
     if "tl.dot(" in source:
         if "GROUP_SIZE_M" not in source and re.search(r"program_id\(1\)", source):
-            out.append(Issue(kind="no-tile-swizzle", stage="persistent", line=_line_of(source, r"program_id\(1\)")[0],
-                             description="2D tile grid in row-major launch order: no GROUP_SIZE_M swizzle for L2 reuse"))
+            out.append(_found("no-tile-swizzle", _line_of(source, r"program_id\(1\)")[0],
+                              "2D tile grid in row-major launch order: no GROUP_SIZE_M swizzle for L2 reuse"))
         if "make_tensor_descriptor" not in source and "TensorDescriptor" not in source:
-            out.append(Issue(kind="pointer-tensor-loads", stage="block_io", line=_line_of(source, r"tl\.load\(")[0],
-                             description="dot operands loaded through tensors of pointers, not 2D block I/O"))
+            out.append(_found("pointer-tensor-loads", _line_of(source, r"tl\.load\(")[0],
+                              "dot operands loaded through tensors of pointers, not 2D block I/O"))
     return out
+
+
+def _torch_conv(source: str, torch_ops: set[str]) -> str | None:
+    """The first convolution forward leaves to torch: F.conv2d/conv3d, or a self.<m> that is an nn.ConvNd."""
+    for op in sorted(torch_ops):
+        if op.split(".")[-1] in ("conv2d", "conv3d"):
+            return op
+        module = op.removeprefix("self.")
+        if module != op and re.search(rf"\bself\.{re.escape(module)}\s*=\s*(nn|torch\.nn)\.Conv[23]d\(", source):
+            return op
+    return None
 
 
 def _launch_sites(source: str, kernels: set[str]) -> list[int]:

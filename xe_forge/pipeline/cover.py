@@ -1,20 +1,26 @@
 """CoVeR for one stage: propose, verify, feed back, refine; keep the best verified candidate.
 
-Acceptance: on a GPU, a candidate replaces the current best only when it is faster than it, timed
-interleaved in one worker, above max(2%, the measured spread). On the CPU speed cannot be measured:
-a correct candidate is kept when its proposer predicts a gain for the target (a recipe's expected
-effect, the LLM's rationale), and it is marked "speed unverified".
+Acceptance is the stage's `accept` rule (stages/*.yaml). `faster`: on a GPU, a candidate replaces the
+current best only when it is faster than it, timed interleaved in one worker, above max(2%, the
+measured spread); where speed is not measured (the CPU) a correct candidate is kept, and it is no
+more than "verified correct, speed not measured". `correct`: the first correct candidate wins (the
+batch's port step). A candidate about to be accepted is checked on the unseen shapes too, so a stage
+never accepts what the final check would reject; the proposer then hears that it failed on hidden
+shapes, never which. Each distinct candidate is judged once: one equal to the current kernel after
+normalization (comments, whitespace) is no candidate, one equal to an earlier attempt is told so.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
-from typing import Any
 
 from pydantic import BaseModel, Field
 
+from xe_forge.pipeline.normalize import source_key
 from xe_forge.problem.kernel import Problem
 from xe_forge.proposers.base import Attempt, Proposal, Proposer, StageRequest
+from xe_forge.store import RunStore
 from xe_forge.verify.evaluate import Evaluator
 from xe_forge.verify.models import Finding, Verdict
 
@@ -32,9 +38,10 @@ class CandidateRecord(BaseModel):
     candidate_id: int | None = None
 
 
-class StageOutcome(BaseModel):
+class StageReport(BaseModel):
+    """What a stage did, as the reports and the run store show it."""
+
     stage: str
-    code: str
     improved: bool
     speedup: float = 1.0
     speed_verified: bool = False
@@ -42,22 +49,62 @@ class StageOutcome(BaseModel):
     note: str = ""
 
 
-def _no_code_verdict(proposal: Proposal) -> Verdict:
-    reason = "the answer holds no kernel code"  # the rationale alone would read as if it were the verdict
-    if proposal.rationale:
-        reason += f" ({proposal.rationale.strip()[:400]})"
-    return Verdict(passed=False, stage_failed="static",
-                   findings=[Finding(check="no-code", message=reason,
-                                     hint="return the complete kernel file as Python source")])
+class StageOutcome(StageReport):
+    """A stage's report and the code it hands to the next stage."""
+
+    code: str
+
+    def report(self) -> StageReport:
+        return StageReport(**self.model_dump(exclude={"code"}))
+
+
+_NUMBER = re.compile(r"\b\d+\b")
+OnCandidate = Callable[[CandidateRecord, Proposal, Verdict], int | None]
+
+
+def recorder(store: RunStore, run_id: str, stage: str) -> OnCandidate:
+    """The on_candidate callback that records each candidate and its verdict in the run store."""
+
+    def record(rec: CandidateRecord, proposal: Proposal, verdict: Verdict) -> int:
+        return store.add_candidate(run_id, stage, rec.iteration, code=proposal.code, source=proposal.source,
+                                   recipe=proposal.recipe, entry_id=proposal.entry_id,
+                                   prompt_hash=proposal.prompt_hash, rationale=proposal.rationale,
+                                   verdict=verdict.model_dump(mode="json"), passed=verdict.passed,
+                                   accepted=rec.accepted, speedup=rec.speedup)
+
+    return record
+
+
+def _defect_verdict(proposal: Proposal) -> Verdict:
+    """No code to verify: the proposal's own reason (a truncated answer...), else 'no kernel code'."""
+    defect = proposal.defect
+    message = defect.message if defect else "the answer holds no kernel code"
+    if proposal.rationale and (defect is None or defect.check == "no-code"):
+        message += f" ({proposal.rationale.strip()[:400]})"  # what the model said instead
+    return _not_run(defect.check if defect else "no-code", message,
+                    (defect.hint if defect else "") or "return the complete kernel file as Python source")
+
+
+def _not_run(check: str, message: str, hint: str) -> Verdict:
+    return Verdict(passed=False, stage_failed="static", findings=[Finding(check=check, message=message, hint=hint)])
+
+
+def hidden_shapes_feedback(verdict: Verdict) -> str:
+    """What a proposer hears of an unseen-shape failure: that it happened and its kind, never the sizes."""
+    lines = ["verdict: FAILED on shapes that are not shown to you (hidden on purpose, so that no kernel is fitted "
+             "to them); it passed the shapes in the prompt, so something size-specific breaks it: a hard-coded "
+             "size, a missing mask, a grid or tile computed for one shape"]
+    lines += [f"- [{f.check}] {_NUMBER.sub('N', f.message)}" for f in verdict.findings[:4]]
+    return "\n".join(lines)
 
 
 def run_stage(request: StageRequest, problem: Problem, proposers: list[Proposer], evaluator: Evaluator, *,
-              allowance: set[str], max_iters: int, on_candidate: Callable[[CandidateRecord, Proposal, Verdict],
-                                                                         int | None] | None = None) -> StageOutcome:
+              allowance: set[str], max_iters: int, on_candidate: OnCandidate | None = None) -> StageOutcome:
     """The CoVeR loop of one stage; returns the best verified code (the input if nothing won)."""
-    best_code, best_speedup, improved, verified = request.code, 1.0, False, False
+    rule = request.stage.accept
+    best_speedup, improved, verified = 1.0, False, False
     records: list[CandidateRecord] = []
-    seen: set[str] = {request.code}
+    judged: dict[str, tuple[int, Verdict]] = {}  # normalized code -> the attempt judged with it, its verdict
     for p in proposers:
         p.reset()
     queue = list(proposers)
@@ -65,38 +112,59 @@ def run_stage(request: StageRequest, problem: Problem, proposers: list[Proposer]
         proposal = _next_proposal(queue, request)
         if proposal is None:
             break
-        if proposal.code.strip() and proposal.code in seen:
-            continue  # an identical candidate was already judged
-        seen.add(proposal.code)
-        if not proposal.code.strip():
-            verdict = _no_code_verdict(proposal)
-        else:
-            verdict = evaluator.evaluate(proposal.code, problem, allow_torch=allowance, baseline_source=best_code,
-                                         name=f"{request.stage.name}_{iteration}")
-        accepted, speedup = _accept(verdict, proposal, evaluator.measures_speed)
+        name = f"{request.stage.name}_{iteration}"
+        verdict, ran = _judge(proposal, request, judged, iteration, problem, evaluator, allowance, rule, name)
+        accepted, speedup = _accept(verdict, rule, evaluator.measures_speed) if ran else (False, None)
+        feedback = verdict.feedback()
+        if accepted:  # the unseen shapes now, not only at the end
+            unseen = evaluator.evaluate(proposal.code, problem, allow_torch=allowance, unseen=True, time_it=False,
+                                        name=f"{name}_unseen")
+            if not unseen.passed:
+                accepted, speedup, verdict, feedback = False, None, unseen, hidden_shapes_feedback(unseen)
+                judged[source_key(proposal.code)] = (iteration, unseen)  # a repeat hears it failed
         record = CandidateRecord(iteration=iteration, source=proposal.source, recipe=proposal.recipe,
                                  entry_id=proposal.entry_id, rationale=proposal.rationale, passed=verdict.passed,
                                  accepted=accepted, speedup=speedup, summary=verdict.summary())
         if on_candidate is not None:
             record.candidate_id = on_candidate(record, proposal, verdict)
         records.append(record)
-        request.attempts.append(Attempt(code=proposal.code, feedback=verdict.feedback(), passed=verdict.passed))
+        request.attempts.append(Attempt(code=proposal.code, feedback=feedback, passed=verdict.passed))
         request.iteration = iteration
         if accepted:
-            best_code, improved = proposal.code, True
+            request.code, improved = proposal.code, True
             best_speedup *= speedup or 1.0
-            verified = evaluator.measures_speed
-            request.code = best_code
-            if not evaluator.measures_speed:
-                break  # nothing to compare further candidates against on the CPU
+            verified = evaluator.measures_speed and rule == "faster"
+            if not verified:
+                break  # correct is enough, or nothing to compare further candidates against on the CPU
         elif verdict.passed and evaluator.measures_speed and proposal.source == "llm":
             break  # a verified LLM candidate with no gain above noise: stop early
     note = "" if improved or records else "no candidate proposed"
-    return StageOutcome(stage=request.stage.name, code=best_code, improved=improved, speedup=best_speedup,
+    return StageOutcome(stage=request.stage.name, code=request.code, improved=improved, speedup=best_speedup,
                         speed_verified=verified, candidates=records, note=note)
 
 
-def _next_proposal(queue: list[Any], request: StageRequest) -> Proposal | None:
+def _judge(proposal: Proposal, request: StageRequest, judged: dict[str, tuple[int, Verdict]], iteration: int,
+           problem: Problem, evaluator: Evaluator, allowance: set[str], rule: str, name: str) -> tuple[Verdict, bool]:
+    """The verdict on a proposal, and whether the candidate ran (no code, no change, a repeat: it did not)."""
+    if not proposal.code.strip():
+        return _defect_verdict(proposal), False
+    key = source_key(proposal.code)
+    if key == source_key(request.code):
+        return _not_run("unchanged", "the candidate is the current kernel again (comments and whitespace aside): "
+                        "nothing to verify", "change what the stage is about"), False
+    if key in judged:
+        first, earlier = judged[key]
+        outcome = "passed" if earlier.passed else f"failed at {earlier.stage_failed}"
+        return _not_run("duplicate", f"the same code as attempt {first} (comments and whitespace aside), already "
+                        f"judged ({outcome}); not run again", "propose a different change"), False
+    verdict = evaluator.evaluate(proposal.code, problem, allow_torch=allowance,
+                                 baseline_source=request.code if rule == "faster" else None,
+                                 time_it=rule == "faster", name=name)
+    judged[key] = (iteration, verdict)
+    return verdict, True
+
+
+def _next_proposal(queue: list[Proposer], request: StageRequest) -> Proposal | None:
     while queue:
         proposal = queue[0].next(request)
         if proposal is not None:
@@ -105,12 +173,10 @@ def _next_proposal(queue: list[Any], request: StageRequest) -> Proposal | None:
     return None
 
 
-def _accept(verdict: Verdict, proposal: Proposal, measures_speed: bool) -> tuple[bool, float | None]:
-    if not verdict.passed:
+def _accept(verdict: Verdict, rule: str, measures_speed: bool) -> tuple[bool, float | None]:
+    """Correct where speed is not measured (reported so); faster than the current best where it is."""
+    if not verdict.passed or rule == "correct" or not measures_speed:
+        return verdict.passed, None
+    if verdict.timing is None:
         return False, None
-    if measures_speed:
-        if verdict.timing is None:
-            return False, None
-        return verdict.timing.faster, verdict.timing.speedup
-    predicted = bool((proposal.expected_effect or proposal.rationale).strip())
-    return predicted, None
+    return verdict.timing.faster, verdict.timing.speedup

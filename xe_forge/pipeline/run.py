@@ -2,46 +2,43 @@
 
 A run lives in runs/<run_id>/: the input, output.py, the run store (store.sqlite), the LangGraph
 checkpoints (checkpoints.sqlite) and the reports. `--resume RUN_ID` rebuilds the same context from
-the stored arguments and continues from the last finished node; the LLM cache in the store replays
-every answer already paid for.
+the stored arguments (args.json: every option, -o included; options given again replace them) and
+continues from the last finished node; the LLM cache in the store replays every answer already paid
+for. A run that stops early (Ctrl-C, an LLM endpoint that fails, the budget spent) says so in one
+line with the exact command that continues it; a run stopped by its budget is reopened by a resume
+with a larger one.
 """
 
 from __future__ import annotations
 
-import json
+import shlex
 import shutil
 import sqlite3
 import time
 import uuid
+from collections.abc import Collection
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
+from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel
 
-from xe_forge.config import Settings
-from xe_forge.errors import EnvError, InputError
+from xe_forge.config import RunOptions, RunRequest, Settings
+from xe_forge.errors import EnvError, InputError, Interrupted
+from xe_forge.kb import load_kb
 from xe_forge.pipeline.progress import Progress
-from xe_forge.problem.kernel import load_problem
+from xe_forge.pipeline.report import RunReport
+from xe_forge.pipeline.state import CHECKPOINT_TYPES, ForgeState, RunContext
+from xe_forge.pipeline.status import exit_code
+from xe_forge.problem.kernel import Problem, load_problem
 from xe_forge.stages import load_stages, parse_stage_list
 from xe_forge.store import LLMCache, RunStore
 from xe_forge.verify.evaluate import Evaluator, input_allowance
 
-ENGINES = ("auto", "llm", "rules")
+if TYPE_CHECKING:
+    from dspy import BaseLM
 
-
-class OptimizeArgs(BaseModel):
-    kernel: str
-    reference: str | None = None
-    spec: str | None = None
-    variant: str | None = None
-    device: str = "auto"
-    target: str | None = None
-    engine: str = "auto"
-    model: str | None = None
-    stages: str | None = None
-    max_iters: int = 4
-    timeout: float = 300.0
-    kb_dirs: list[str] = []
+    from xe_forge.profile.session import ProfileSession
 
 
 class OptimizeResult(BaseModel):
@@ -49,15 +46,21 @@ class OptimizeResult(BaseModel):
     run_dir: str
     status: str
     exit_code: int
-    report: dict[str, Any]
+    report: RunReport
+    output: str | None = None
+    resume: str = ""
+
+    @property
+    def stopped_early(self) -> bool:
+        return bool(self.report.not_run)
 
 
-def _absolute(args: OptimizeArgs) -> OptimizeArgs:
-    def resolve(p: str | None) -> str | None:
-        return str(Path(p).resolve()) if p else p
-
-    return args.model_copy(update={"kernel": resolve(args.kernel), "reference": resolve(args.reference),
-                                   "spec": resolve(args.spec), "kb_dirs": [resolve(d) for d in args.kb_dirs]})
+def resume_command(run_id: str, run_dir_root: Path) -> str:
+    """The exact command that continues a run (with --run-dir unless it is ./runs)."""
+    command = f"xe-forge optimize --resume {run_id}"
+    if Path(run_dir_root).resolve() != (Path.cwd() / "runs").resolve():
+        command += f" --run-dir {shlex.quote(str(run_dir_root))}"
+    return command
 
 
 def new_run_id(kernel: Path) -> str:
@@ -65,8 +68,6 @@ def new_run_id(kernel: Path) -> str:
 
 
 def resolve_engine(engine: str, settings: Settings) -> str:
-    if engine not in ENGINES:
-        raise InputError(f"unknown engine '{engine}'", hint="choose auto, llm or rules")
     if engine == "llm" and not settings.llm_configured():
         raise EnvError("--engine llm needs a model: pass --model or set XE_FORGE_MODEL")
     if engine == "auto":
@@ -74,101 +75,138 @@ def resolve_engine(engine: str, settings: Settings) -> str:
     return engine
 
 
-def optimize(args: OptimizeArgs, settings: Settings, *, run_dir_root: Path, resume: str | None = None,
-             output: Path | None = None, progress: Progress | None = None, lm: Any = None,
-             run_id: str | None = None) -> OptimizeResult:
-    """Run (or resume) the pipeline on one kernel; returns the status and the exit code per DESIGN.md."""
+def optimize(request: RunRequest, settings: Settings, *, resume: str | None = None, given: Collection[str] = (),
+             progress: Progress | None = None, lm: BaseLM | None = None, run_id: str | None = None) -> OptimizeResult:
+    """Run (or resume) the pipeline on one kernel; returns the status and the exit code (0: improved, 1: not).
+
+    `resume` names a run under request.run_dir; its stored request (args.json) is used, with the fields
+    named in `given` (options the user gave again) taken from this one. `lm` replaces the configured
+    model (tests script one).
+    """
     progress = progress or Progress()
-    run_dir_root = Path(run_dir_root).resolve()
+    run_dir_root = Path(request.run_dir).resolve()
     if resume:
         run_dir = run_dir_root / resume
         if not (run_dir / "args.json").is_file():
             raise InputError(f"no run '{resume}' under {run_dir_root}", hint="runs are directories under --run-dir")
-        args = OptimizeArgs(**json.loads((run_dir / "args.json").read_text()))
+        stored = RunRequest.model_validate_json((run_dir / "args.json").read_text())
+        update = {k: getattr(request.absolute(), k) for k in given if k in RunRequest.model_fields}
+        request = stored.model_copy(update={**update, "run_dir": run_dir_root})
         run_id = resume
     else:
-        args = _absolute(args)  # args.json must work from any directory on --resume
-        run_id = run_id or new_run_id(Path(args.kernel))
+        request = request.absolute().model_copy(update={"run_dir": run_dir_root})  # args.json works from anywhere
+        run_id = run_id or new_run_id(Path(request.kernel))
         run_dir = run_dir_root / run_id
-    if args.model:
-        settings = settings.model_copy(update={"model": args.model})
-    engine = resolve_engine(args.engine, settings)
-    problem = load_problem(args.kernel, args.reference, args.spec, args.variant)
-    only = parse_stage_list(args.stages)
+    options = request.model_dump(include=set(RunOptions.model_fields))
+    settings = settings.model_copy(update={k: v for k, v in options.items() if v is not None})
+    engine = resolve_engine(request.engine, settings)
+    problem = load_problem(request.kernel, request.reference, request.spec, request.variant)
+    only = parse_stage_list(request.stages)
     run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "args.json").write_text(request.model_dump_json(indent=2))  # a resume's new options, too
     if not resume:
-        (run_dir / "args.json").write_text(args.model_dump_json(indent=2))
         shutil.copyfile(problem.kernel.path, run_dir / "input.py")
     store = RunStore(run_dir / "store.sqlite")
-    store.start_run(run_id, str(problem.kernel.path), args.model_dump())
+    store.start_run(run_id, str(problem.kernel.path), request.model_dump(mode="json"))
     progress.phase("run", f"{run_id} in {run_dir} (engine: {engine})")
-    evaluator = Evaluator(args.device, args.target, timeout=args.timeout, workdir=run_dir / "candidates",
-                          kb=_load_kb(args.kb_dirs))
+    continue_with = resume_command(run_id, run_dir_root)
+    evaluator = Evaluator(request.device, request.target, timeout=request.timeout, trials=request.trials,
+                          workdir=run_dir / "candidates", kb=load_kb([Path(d) for d in request.kb_dirs]))
     for warning in evaluator.warnings_for(problem):
         progress.phase("warning", warning)
     try:
-        ctx = _context(run_id, problem, evaluator, settings, engine, only, store, progress, args, run_dir, lm)
-        state = _drive(ctx, run_dir, run_id, problem.kernel.source, resume=bool(resume))
+        ctx = _context(run_id, run_dir, problem, evaluator, settings, engine, store, progress, lm,
+                       max_iters=request.max_iters, only_stages=only, request=request)
+        state = _drive(ctx, problem.kernel.source, resume=bool(resume))
+    except KeyboardInterrupt:
+        store.finish_run(run_id, "interrupted")
+        raise Interrupted(f"interrupted: run {run_id} is saved; continue with: {continue_with}") from None
+    except EnvError as err:  # the LLM endpoint, a device: fix it, then continue where the run stopped
+        store.finish_run(run_id, f"stopped: {err.message[:300]}")
+        err.hint = f"{err.hint + '; then ' if err.hint else ''}continue with: {continue_with}"
+        raise
     finally:
         evaluator.close()
-    report = json.loads((run_dir / "report.json").read_text())
-    code = 0 if state["status"].startswith("improved") else 1
-    store.finish_run(run_id, state["status"], report)
+    report = RunReport.model_validate_json((run_dir / "report.json").read_text())
+    status = state.status or report.status
+    code = exit_code(status)
+    store.finish_run(run_id, status, report.model_dump(mode="json"))
     store.close()
-    if output is not None and code == 0:
-        output.write_text(state["code"])
-    return OptimizeResult(run_id=run_id, run_dir=str(run_dir), status=state["status"], exit_code=code, report=report)
+    written = None
+    if request.output and code == 0:
+        Path(request.output).write_text(state.code)
+        written = request.output
+    return OptimizeResult(run_id=run_id, run_dir=str(run_dir), status=status, exit_code=code, report=report,
+                          output=written, resume=continue_with)
 
 
-def _load_kb(dirs: list[str]) -> Any:
-    from xe_forge.kb import load_kb
-
-    return load_kb([Path(d) for d in dirs])
-
-
-def _context(run_id, problem, evaluator, settings, engine, only, store, progress, args, run_dir, lm):
-    from xe_forge.pipeline.state import RunContext
+def _context(run_id: str, run_dir: Path, problem: Problem, evaluator: Evaluator, settings: Settings, engine: str,
+             store: RunStore, progress: Progress, lm: BaseLM | None, *, max_iters: int,
+             only_stages: list[str] | None, request: RunRequest) -> RunContext:
+    from xe_forge.proposers.lower.proposer import candidate_sources
     from xe_forge.proposers.rules.proposer import RulesProposer
 
-    kb = evaluator.kb
     toolchain = getattr(evaluator.device, "target_toolchain", evaluator.device.toolchain)()
     allowance = input_allowance(problem)
     llm = None
     if engine == "llm":
-        from xe_forge.proposers.llm import LLMClient, LLMProposer
+        from xe_forge.proposers.llm import LLMCall, LLMClient, LLMProposer
 
-        def on_call(call):
+        def on_call(call: LLMCall) -> None:
             store.add_llm_call(run_id, call)
             progress.llm_call(call)
 
-        client = LLMClient(settings, lm=lm, cache=LLMCache(store), on_call=on_call)
+        client = LLMClient(settings, lm=lm, cache=LLMCache(store), on_call=on_call,
+                           budget=request.spending_limit(), spent=store.llm_spent(run_id))
+        for warning in client.warnings:
+            progress.phase("warning", warning)
+        progress.model(client.profile)
         llm = LLMProposer(client, allowance=", ".join(sorted(allowance)))
-    return RunContext(run_id=run_id, problem=problem, evaluator=evaluator, stages=load_stages(), allowance=allowance,
-                   target=evaluator.target, toolchain=toolchain, kb=kb,
-                   rules=RulesProposer(kb, evaluator.target, toolchain), llm=llm, store=store, progress=progress,
-                   max_iters=args.max_iters, only_stages=only, kb_budget=settings.kb_budget_tokens, engine=engine,
-                   extras={"run_dir": str(run_dir)})
+    elif request.budget:
+        progress.phase("warning", "--budget limits LLM calls; the rules engine makes none")
+    return RunContext(run_id=run_id, run_dir=run_dir, problem=problem, evaluator=evaluator, stages=load_stages(),
+                      allowance=allowance, target=evaluator.target, toolchain=toolchain, kb=evaluator.kb, store=store,
+                      progress=progress, rules=RulesProposer(evaluator.kb, evaluator.target, toolchain), llm=llm,
+                      max_iters=max_iters, only_stages=only_stages, kb_budget=settings.kb_budget_tokens, engine=engine,
+                      profiler=_profiler(problem, evaluator, run_dir) if request.profile else None,
+                      sources=candidate_sources(problem, evaluator))
 
 
-def _drive(ctx, run_dir: Path, run_id: str, input_code: str, *, resume: bool) -> dict[str, Any]:
+def _profiler(problem: Problem, evaluator: Evaluator, run_dir: Path) -> ProfileSession:
+    """`--profile`: one session for the run, on the evaluator's device and target, with its timeout."""
+    from xe_forge.profile.session import ProfileSession
+
+    return ProfileSession(problem, device=evaluator.device.kind, target=evaluator.target, run_dir=run_dir,
+                          timeout=evaluator.timeout)
+
+
+def _drive(ctx: RunContext, input_code: str, *, resume: bool) -> ForgeState:
+    """Invoke (or continue) the graph with SQLite checkpoints beside the run store; the final state."""
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
     from langgraph.checkpoint.sqlite import SqliteSaver
 
     from xe_forge.pipeline.graph import build_graph
 
-    conn = sqlite3.connect(run_dir / "checkpoints.sqlite", check_same_thread=False)
+    serde = JsonPlusSerializer(allowed_msgpack_modules=[(t.__module__, t.__name__) for t in CHECKPOINT_TYPES])
+    conn = sqlite3.connect(ctx.run_dir / "checkpoints.sqlite", check_same_thread=False)
     try:
-        graph = build_graph(SqliteSaver(conn))
-        config = {"configurable": {"thread_id": run_id}, "recursion_limit": 64}
+        graph = build_graph(SqliteSaver(conn, serde=serde))
+        config: RunnableConfig = {"configurable": {"thread_id": ctx.run_id}, "recursion_limit": 64}
         snapshot = graph.get_state(config)
         if resume and snapshot.next:
             ctx.progress.phase("resume", f"continuing at {', '.join(snapshot.next)}; finished: "
                                          f"{', '.join(snapshot.values.get('done', [])) or 'no stage yet'}")
             graph.invoke(None, config, context=ctx)
+        elif resume and snapshot.values.get("stopped") and ctx.llm is not None and not ctx.llm.client.budget_spent():
+            ctx.progress.phase("resume", "the budget allows more: continuing with the stages not run")
+            graph.update_state(config, {"stopped": None, "final": None, "status": None}, as_node="plan")
+            graph.invoke(None, config, context=ctx)
         elif resume and snapshot.values.get("status"):
-            ctx.progress.phase("resume", "this run already finished")
+            ctx.progress.phase("resume", "this run already finished"
+                               + (f" ({snapshot.values['stopped']}; give a larger --budget to continue)"
+                                  if snapshot.values.get("stopped") else ""))
         else:
-            graph.invoke({"run_id": run_id, "input_code": input_code, "code": input_code, "done": [],
-                          "outcomes": []}, config, context=ctx)
-        return graph.get_state(config).values
+            graph.invoke(ForgeState(run_id=ctx.run_id, input_code=input_code, code=input_code), config, context=ctx)
+        return ForgeState.model_validate(graph.get_state(config).values)
     finally:
         conn.close()

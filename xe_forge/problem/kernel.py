@@ -45,13 +45,6 @@ class Problem(BaseModel):
             return None
         return self.spec.variant(name or self.variant)
 
-    def unseen_entries(self) -> list[Variant]:
-        """Concrete unseen variants: the spec's, merged over the run's variant (empty without a spec)."""
-        base = self.variant_entry()
-        if self.spec is None or base is None:
-            return []
-        return [entry.merged_over(base) for entry in self.spec.unseen]
-
 
 def read_source(path: Path | str, role: str = "kernel", *, require_inputs: bool = True) -> SourceFile:
     """Read and statically check a KernelBench-style file; any problem is one InputError."""

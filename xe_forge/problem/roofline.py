@@ -16,7 +16,7 @@ from xe_forge.problem.spec import input_shapes
 # (dense 16-bit matrix TFLOP/s, fp32 TFLOP/s, memory GB/s)
 PEAKS: dict[str, tuple[float, float, float]] = {
     "intel-xe2": (183.0, 23.0, 608.0),       # Arc Pro B70: 32 Xe2-cores x 2048 x 2.8 GHz; 608 GB/s
-    "intel-xe-hpc": (419.0, 52.0, 3280.0),    # Max 1550, per stack figures from xpu-facts.md
+    "intel-xe-hpc": (419.0, 52.0, 1640.0),    # Max 1550, one stack (KB xe-hpc-pvc-roofline: 3.28 TB/s is two)
     "intel-xe-hpg": (138.0, 17.0, 560.0),     # Arc A770-class (low confidence)
     "nvidia-sm90": (790.0, 67.0, 4300.0),     # H200 measured: bf16 GEMM 790 TFLOP/s, copy 4.3 TB/s
     "nvidia-any": (300.0, 30.0, 2000.0),

@@ -10,6 +10,15 @@ from xe_forge.pipeline.analyze import Issue
 from xe_forge.stages import StageSpec
 
 
+class Defect(BaseModel):
+    """Why a proposal holds no code to verify (a truncated answer, none at all); CoVeR reports it as the
+    verdict's finding, so the refine step hears it like any other failure."""
+
+    check: str = Field(description="'no-code', 'truncated', 'context', 'llm-error'")
+    message: str
+    hint: str = ""
+
+
 class Proposal(BaseModel):
     """One candidate kernel file, with where it came from and why it should be faster."""
 
@@ -18,8 +27,9 @@ class Proposal(BaseModel):
     entry_id: str | None = None
     rationale: str = ""
     expected_effect: str = ""
-    source: Literal["rules", "llm"] = "rules"
+    source: Literal["rules", "llm", "lower"] = "rules"
     prompt_hash: str | None = None
+    defect: Defect | None = Field(None, description="set when `code` is empty: why")
 
 
 class Attempt(BaseModel):
@@ -35,12 +45,13 @@ class StageRequest(BaseModel):
     code: str
     reference: str
     issues: list[Issue] = Field(default_factory=list)
-    knowledge: str = ""
+    knowledge: list[str] = Field(default_factory=list, description="rendered knowledge-base entries, best first")
     context: str = ""
     target: str = "intel-xe2"
     toolchain: str = ""
     attempts: list[Attempt] = Field(default_factory=list)
     iteration: int = 0
+    profile: str = ""  # the profiler's feedback on the current best kernel (optimize --profile)
 
 
 class Proposer(Protocol):
@@ -49,3 +60,13 @@ class Proposer(Protocol):
     def next(self, request: StageRequest) -> Proposal | None: ...
 
     def reset(self) -> None: ...
+
+
+class CandidateSource(Proposer, Protocol):
+    """A proposer a stage declares by name (stages/*.yaml `sources:`): it may be unavailable here (no GPU),
+    and when it offers nothing it says why in `skip`, which the stage's note repeats."""
+
+    source: str
+    skip: str | None
+
+    def available(self) -> bool: ...

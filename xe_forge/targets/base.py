@@ -76,11 +76,15 @@ class DeviceProperties(BaseModel):
 
 
 class OptionProblem(BaseModel):
-    """One illegal launch option, with the reason the toolchain would give."""
+    """One illegal launch option, with the reason and the knowledge-base entry that says so.
+
+    `entry_id` is None only for limits read from the device itself (its sub-group count and sizes).
+    """
 
     option: str
     value: Any
     message: str
+    entry_id: str | None = None
 
 
 class Device(ABC):

@@ -48,6 +48,34 @@ def patch_autotuner() -> None:
     autotuner.Autotuner.do_bench = property(do_bench)
 
 
+def patch_interpreter_bf16_dot() -> None:
+    """Make the interpreter's tl.dot read bf16 operands as numbers, not as their raw bits.
+
+    Triton's interpreter stores bf16 as uint16 and (through 3.9 at least) multiplies those bit
+    patterns in tl.dot, so every bf16 GEMM is garbage on the CPU (1e10 where 1.0 is right) while it
+    is fine on a GPU. Widening bf16 to fp32 first is exact, and what the hardware's dot computes.
+    """
+    import numpy as np
+    from triton.runtime import interpreter
+
+    builder = interpreter.InterpreterBuilder
+    if getattr(builder.create_dot, "_xe_forge_bf16", False):
+        return
+    original = builder.create_dot
+
+    def widen(handle):
+        if handle.dtype.scalar.name != "bf16":
+            return handle
+        bits = handle.data.astype(np.uint32) << np.uint32(16)
+        return interpreter.TensorHandle(bits.view(np.float32), interpreter.tl.float32)
+
+    def create_dot(self, a, b, d, input_precision, max_num_imprecise_acc):
+        return original(self, widen(a), widen(b), d, input_precision, max_num_imprecise_acc)
+
+    create_dot._xe_forge_bf16 = True
+    builder.create_dot = create_dot
+
+
 @register
 class CpuDevice(Device):
     kind = "cpu"
@@ -78,9 +106,10 @@ class CpuDevice(Device):
     def prepare_process(self) -> None:
         os.environ["TRITON_INTERPRET"] = "1"
         patch_autotuner()
+        patch_interpreter_bf16_dot()
 
     def validate_launch_options(self, options: dict[str, Any]) -> list[OptionProblem]:
-        return validate_options(options, self.target_toolchain(), max_warps=64 if self.target.startswith("intel") else 32)
+        return validate_options(options, self.target_toolchain(), target=self.target)
 
     def time_ms(self, fn: Callable[[], Any], *, flush: bool = True) -> float:
         """Host wall time of one call: exercises the verifier's timing protocol through the interpreter

@@ -51,4 +51,4 @@ class CudaDevice(TorchGpuDevice):
         return Toolchain(name="triton", version=installed_triton_version() or "0")
 
     def validate_launch_options(self, options: dict[str, Any]) -> list[OptionProblem]:
-        return validate_options(options, self.toolchain(), max_warps=32)
+        return validate_options(options, self.toolchain(), target=self.detected_target())

@@ -2,6 +2,10 @@
 
 Not run on Intel hardware in this project yet: the property parsing, target detection and option
 validation are tested with recorded property dumps and version strings (tests/targets/).
+
+When torch does not report the sub-group sizes or the sub-group limit, they are taken from the
+knowledge base's facts for the recognised architecture (Xe2 and Xe-HPC: 16/32 and 64; Xe-HPG: 8/16/32
+and 128), and left unknown (None) when the architecture is not recognised: never guessed.
 """
 
 from __future__ import annotations
@@ -12,18 +16,34 @@ from xe_forge.targets.base import DeviceProperties, OptionProblem, Toolchain, re
 from xe_forge.targets.gpu import TorchGpuDevice
 from xe_forge.targets.options import validate_options
 
-# torch.xpu.get_device_properties fields (xpu-facts.md); newer torch adds the last four.
+# torch.xpu.get_device_properties fields; newer torch adds the last four. A None default
+# means "not reported": sub-group facts are then derived from the architecture, or stay unknown.
 XPU_FIELDS: dict[str, Any] = {
     "name": "unknown", "platform_name": "", "vendor": "", "driver_version": "", "max_compute_units": 0,
-    "gpu_eu_count": 0, "gpu_subslice_count": 0, "max_work_group_size": 1024, "max_num_sub_groups": 64,
-    "sub_group_sizes": [16, 32], "has_fp16": True, "has_fp64": False, "has_bfloat16_conversions": False,
+    "gpu_eu_count": 0, "gpu_subslice_count": 0, "max_work_group_size": 1024, "max_num_sub_groups": None,
+    "sub_group_sizes": None, "has_fp16": True, "has_fp64": False, "has_bfloat16_conversions": False,
     "has_subgroup_matrix_multiply_accumulate": False, "has_subgroup_2d_block_io": False,
     "total_memory": 0, "architecture": None, "local_mem_size": None, "last_level_cache_size": None,
     "memory_clock_rate": None, "memory_bus_width": None,
 }
 
 
+# Knowledge-base fact prefix of each Intel target ('xe_hpg.sub_group_sizes').
+FACT_PREFIX = {"intel-xe2": "xe2", "intel-xe-hpc": "xe_hpc", "intel-xe-hpg": "xe_hpg"}
+
+
+def architecture_fact(target: str | None, name: str) -> Any:
+    """A fact of an Intel architecture from the bundled knowledge base; None when the target is not
+    known or no entry states it."""
+    if target not in FACT_PREFIX:
+        return None
+    from xe_forge.kb.loader import bundled_kb
+
+    return bundled_kb().fact(f"{FACT_PREFIX[target]}.{name}", target)
+
+
 class XpuProperties(DeviceProperties):
+    warp_sizes: list[int] | None = None  # None: neither reported nor known for the architecture
     platform_name: str = ""
     vendor: str = ""
     driver_version: str = ""
@@ -45,12 +65,15 @@ class XpuProperties(DeviceProperties):
         get = raw.get if isinstance(raw, dict) else (lambda k, d: getattr(raw, k, d))
         f = {k: get(k, default) for k, default in XPU_FIELDS.items()}
         arch = f["architecture"]
+        known = known_target(None if arch is None else str(arch), str(f["name"]))
+        sizes = f["sub_group_sizes"] or architecture_fact(known, "sub_group_sizes")
+        max_warps = f["max_num_sub_groups"] or architecture_fact(known, "max_sub_groups_per_work_group")
         return cls(
             kind="xpu", name=str(f["name"]), platform_name=str(f["platform_name"]), vendor=str(f["vendor"]),
             driver_version=str(f["driver_version"]), compute_units=int(f["max_compute_units"] or 0),
             gpu_eu_count=int(f["gpu_eu_count"] or 0), xe_cores=int(f["gpu_subslice_count"] or 0),
-            total_memory=int(f["total_memory"] or 0), max_warps=int(f["max_num_sub_groups"] or 64),
-            warp_sizes=[int(s) for s in (f["sub_group_sizes"] or [16, 32])],
+            total_memory=int(f["total_memory"] or 0), max_warps=None if max_warps is None else int(max_warps),
+            warp_sizes=None if sizes is None else [int(s) for s in sizes],
             max_work_group_size=int(f["max_work_group_size"] or 1024),
             shared_memory_per_block=f["local_mem_size"], has_fp64=bool(f["has_fp64"]),
             has_bfloat16_conversions=bool(f["has_bfloat16_conversions"]),
@@ -77,23 +100,29 @@ def ip_version(architecture: str | None) -> tuple[int, int] | None:
     return gmdid >> 22, (gmdid >> 14) & 0xFF
 
 
-def target_for(props: XpuProperties) -> str:
-    """Knowledge-base target of an Intel GPU, from its architecture (number or name) or its marketing name."""
-    version = ip_version(props.architecture)
+def known_target(architecture: str | None, name: str) -> str | None:
+    """Knowledge-base target of an Intel GPU from its architecture (number or name) or its marketing
+    name; None when neither is recognised."""
+    version = ip_version(architecture)
     if version is not None and version[0] >= 20:
         return "intel-xe2"
     if version is not None and version[0] == 12 and version[1] in (60, 61):
         return "intel-xe-hpc"
     if version is not None and version[0] == 12 and 55 <= version[1] <= 74:
         return "intel-xe-hpg"
-    text = f"{props.architecture or ''} {props.name}".lower()
+    text = f"{architecture or ''} {name}".lower()
     if any(k in text for k in ("pvc", "max 1550", "max 1100", "data center gpu max", "ponte")):
         return "intel-xe-hpc"
     if any(k in text for k in ("bmg", "lnl", "ptl", "battlemage", " b5", " b6", " b7", "arc pro b", "arc b", "xe2")):
         return "intel-xe2"
     if any(k in text for k in ("dg2", "alchemist", "a770", "a750", "a380", "arc a", "arc pro a", "mtl", "arl")):
         return "intel-xe-hpg"
-    return "intel-xe2"
+    return None
+
+
+def target_for(props: XpuProperties) -> str:
+    """The knowledge-base target to optimise for: the recognised one, else Xe2 (the first target)."""
+    return known_target(props.architecture, props.name) or "intel-xe2"
 
 
 def xpu_toolchain_from(version: str) -> Toolchain:
@@ -130,5 +159,6 @@ class XpuDevice(TorchGpuDevice):
 
     def validate_launch_options(self, options: dict[str, Any]) -> list[OptionProblem]:
         props = self.properties()
-        return validate_options(options, self.toolchain(), max_warps=props.max_warps,
-                                warp_sizes=tuple(props.warp_sizes))
+        sizes = None if props.warp_sizes is None else tuple(props.warp_sizes)
+        return validate_options(options, self.toolchain(), target=target_for(props), max_warps=props.max_warps,
+                                warp_sizes=sizes)

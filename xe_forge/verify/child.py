@@ -4,17 +4,22 @@ ROLE is `judge` (the reference process) or `runner` (the candidate's process). T
 prepared once, the role's harness imported before any user code (so the patch guard watches it),
 then requests are served until an empty message or the pipe closes. In the runner, a reply that
 reports a patch ends the process: nothing measured under a patch is reused.
+
+Workers stay in the caller's process group (a killed batch problem takes them down), so a terminal's
+Ctrl-C reaches them too: they ignore it, and the parent, which handles it, kills them on its way out.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import traceback
 from multiprocessing.connection import Connection
 
 
 def main(argv: list[str]) -> int:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     role, device_kind, target, req_fd, rep_fd = argv
     recv, send = Connection(int(req_fd), writable=False), Connection(int(rep_fd), readable=False)
     from xe_forge.targets import get_device

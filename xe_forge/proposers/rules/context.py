@@ -15,13 +15,12 @@ from typing import Any
 
 import libcst as cst
 
+from xe_forge.kb.schema import PROBLEM_CLASSES
 from xe_forge.proposers.rules.cst_tools import Edit, apply_edits, parse
 from xe_forge.proposers.rules.kernels import Kernel, find_kernels
 from xe_forge.proposers.rules.launches import Launch, find_launches
 from xe_forge.proposers.rules.models import Applied, NotApplicable
 from xe_forge.proposers.rules.options import ToolchainLike
-
-PROBLEM_CLASSES = ("gemm", "gemm-epilogue", "reduction", "elementwise", "attention", "conv")
 
 
 @dataclass

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from xe_forge.proposers.rules import activations, autotune, dtype, launch_options, swizzle, tiles  # noqa: F401
+from xe_forge.proposers.rules import activations, autotune, conv, dtype, launch_options, swizzle, tiles  # noqa: F401
 from xe_forge.proposers.rules.context import REGISTRY, RecipeContext
 from xe_forge.proposers.rules.models import Applied, NotApplicable, Proposal, Skip
 from xe_forge.proposers.rules.options import ToolchainLike
@@ -23,6 +23,7 @@ DEFAULT_EFFECTS = {
     "tile-sizes": "tiles at the matrix-engine granularity reuse each loaded element more and fill the hardware",
     "autotune": "the best tile shape and warp count depend on the problem size; autotuning picks them per size",
     "group-swizzle": "grouped tile order keeps operand panels in L2 across neighbouring programs",
+    "conv-implicit-gemm": "the convolution runs as a Triton implicit GEMM on the matrix engine, bias fused",
 }
 
 

@@ -1,8 +1,9 @@
 """launch-options (device_tuning): num_warps, num_stages, grf_mode, ... set at every launch site.
 
 The recipe gives the values the knowledge base recommends for the target; options.legalize keeps
-only those this target and toolchain version accept (no grf_mode on NVIDIA, GRF names by triton-xpu
-version, no 256-register GRF with more than 32 warps, power-of-two warps).
+only those the option table accepts for this target and toolchain version (no grf_mode on NVIDIA,
+GRF names by triton-xpu version, no 256-register GRF with more than 32 warps, power-of-two warps,
+no keyword the installed version does not define), each drop giving the entry id that refuses it.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from xe_forge.proposers.rules.cst_tools import Edit, append_items, int_value, li
 from xe_forge.proposers.rules.kernels import Kernel
 from xe_forge.proposers.rules.launches import LAUNCH_OPTIONS, launches_of
 from xe_forge.proposers.rules.models import Applied, NotApplicable
-from xe_forge.proposers.rules.options import legalize
+from xe_forge.proposers.rules.options import known_options, legalize
 
 
 def _literal_value(node: cst.BaseExpression) -> Any:
@@ -30,7 +31,8 @@ def _literal_value(node: cst.BaseExpression) -> Any:
 def _set_options(ctx: RecipeContext, kernel: Kernel) -> tuple[dict[cst.CSTNode, Edit], str]:
     if kernel.autotune is not None:
         raise NotApplicable("kernel is wrapped in @triton.autotune; its configs own the launch options")
-    wanted = {k: v for k, v in ctx.class_params(kernel).items() if k in LAUNCH_OPTIONS}
+    known = known_options()
+    wanted = {k: v for k, v in ctx.class_params(kernel).items() if k in known}
     if not wanted:
         raise NotApplicable(f"recipe params name no launch option ({', '.join(LAUNCH_OPTIONS[:6])})")
     legal, dropped = legalize(wanted, ctx.target, ctx.toolchain)

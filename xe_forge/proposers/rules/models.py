@@ -1,8 +1,8 @@
-"""What the rules proposer hands back: candidates (Proposal) and recorded refusals (Skip).
+"""What the rules proposer hands back: candidates (the one Proposal of proposers/base.py) and recorded
+refusals (Skip).
 
-Proposal belongs in xe_forge/proposers/base.py (the lead owns it); it lives here until it moves, with
-exactly the fields the pipeline reads. `Applied` and `NotApplicable` are internal to the rules package:
-a transform returns the former or raises the latter, and the dispatcher turns them into the public models.
+`Applied` and `NotApplicable` are internal to the rules package: a transform returns the former or
+raises the latter, and the dispatcher turns them into the public models.
 """
 
 from __future__ import annotations
@@ -11,20 +11,9 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
+from xe_forge.proposers.base import Proposal
 
-class Proposal(BaseModel):
-    """One candidate kernel file produced by a recipe."""
-
-    code: str
-    """The whole new kernel file source."""
-    recipe: str
-    """The transform name (kb-contract.md), e.g. 'autotune'."""
-    entry_id: str | None
-    """Knowledge-base entry that supplied the parameters, or None."""
-    rationale: str
-    """One sentence: what was changed."""
-    expected_effect: str
-    """Why it should be faster on the target."""
+__all__ = ["Applied", "NotApplicable", "Proposal", "Skip"]
 
 
 class Skip(BaseModel):

@@ -40,8 +40,7 @@ class RulesProposer:
         proposals, skips = propose_rules(request.code, stage=stage, target=self.target, toolchain=self.toolchain,
                                          recipes=recipes, config_spaces=self._entries(stage, "config_space"))
         self.skips[stage] = [s.model_dump() for s in skips]
-        return [Proposal(code=p.code, recipe=p.recipe, entry_id=p.entry_id, rationale=p.rationale,
-                         expected_effect=p.expected_effect, source="rules") for p in proposals]
+        return proposals
 
     def next(self, request: StageRequest) -> Proposal | None:
         if self._queue is None:

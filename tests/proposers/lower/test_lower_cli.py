@@ -1,0 +1,64 @@
+"""`xe-forge port`: lowering needs a GPU (exit 3 here), a recorded lowering is packaged and verified anywhere."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+from recorded import FIXTURES, lowering, reference, spec
+from typer.testing import CliRunner
+
+from xe_forge.cli.app import app
+
+runner = CliRunner()
+NAME = "12_Gemm_Multiply_LeakyReLU"
+
+
+def test_without_a_gpu_port_says_why_and_exits_3(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["port", str(reference(NAME)), "--spec", str(spec(NAME)), "--device", "cpu",
+                                 "-o", str(tmp_path / "out.py")])
+    text = " ".join(result.output.split())
+    assert result.exit_code == 3, result.output
+    assert "lowering needs a GPU" in text and "--lowered" in text
+    assert "Traceback" not in result.output and not (tmp_path / "out.py").exists()
+
+
+def test_a_recorded_lowering_is_ported_and_passes_check(tmp_path: Path) -> None:
+    out = tmp_path / "port.py"
+    result = runner.invoke(app, ["port", str(reference(NAME)), "--spec", str(spec(NAME)), "--device", "cpu",
+                                 "--lowered", str(FIXTURES / f"{NAME}.float32.json"), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "PORTED" in result.output and out.is_file()
+    check = runner.invoke(app, ["check", str(out), "--reference", str(reference(NAME)), "--spec", str(spec(NAME)),
+                                "--device", "cpu"])
+    assert check.exit_code == 0, check.output
+    assert "PASSED" in check.output
+
+
+def test_a_dump_file_is_searched_for_the_problem_and_dtype(tmp_path: Path) -> None:
+    dump = tmp_path / "dump.jsonl.gz"
+    other = lowering(NAME).model_copy(update={"dtype": "bfloat16", "ok": False, "error": "not this one"})
+    with gzip.open(dump, "wt") as fh:
+        fh.write(other.model_dump_json() + "\n" + lowering(NAME).model_dump_json() + "\n")
+    result = runner.invoke(app, ["port", str(reference(NAME)), "--spec", str(spec(NAME)), "--device", "cpu",
+                                 "--lowered", str(dump), "-o", str(tmp_path / "p.py"), "--json", "--no-unseen"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["passed"] and data["output"] == str(tmp_path / "p.py")
+
+
+def test_a_lowering_that_cannot_be_packaged_is_not_ported(tmp_path: Path) -> None:
+    record = tmp_path / "old.json"
+    record.write_text(lowering(NAME).model_copy(update={"placeholders": None}).model_dump_json())
+    result = runner.invoke(app, ["port", str(reference(NAME)), "--spec", str(spec(NAME)), "--device", "cpu",
+                                 "--lowered", str(record), "-o", str(tmp_path / "p.py")])
+    text = " ".join(result.output.split())  # the console wraps long lines
+    assert result.exit_code == 1 and "NOT PORTED" in text and "no graph-input sources" in text
+    assert not (tmp_path / "p.py").exists()
+
+
+def test_a_missing_record_is_bad_input(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["port", str(reference(NAME)), "--device", "cpu", "--lowered",
+                                 str(tmp_path / "missing.json")])
+    assert result.exit_code == 2 and "not found" in result.output

@@ -1,0 +1,72 @@
+"""What crosses the batch's seams: the request, a problem file, the job one problem process is given and
+the result it writes back."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from xe_forge.config import RunRequest
+from xe_forge.verify.models import Timing
+
+PortedBy = Literal["lower", "llm"]  # who made the seed of a problem that had none (batch/port.py)
+
+
+class ProblemFile(BaseModel):
+    id: int
+    name: str
+    path: str
+
+
+class BatchRequest(BaseModel):
+    """A batch: which problems, where the results go, and the one RunRequest every problem runs with."""
+
+    problems_dir: str
+    seeds_dir: str | None = None
+    only: str | None = None
+    workers: int | None = None
+    resume: bool = False
+    out: str = "batch-out"
+    time_limit: float = 1800.0
+    compile: bool = False
+    ray: str | None = Field(None, description="Ray cluster address (batch/ray_backend.py); None: local workers")
+    run: RunRequest = Field(default_factory=RunRequest)
+
+
+class ProblemJob(BaseModel):
+    """What the batch parent hands one problem process: the problem, and the run to make of it.
+
+    `run.kernel` is the seed ("" when there is none: batch/port.py ports the problem first), `run.reference`
+    the problem file itself, `run.run_dir` the batch's runs/ directory.
+    """
+
+    problem: ProblemFile
+    run_id: str
+    run: RunRequest
+    compile: bool = False
+    result_path: str
+
+
+class ProblemResult(BaseModel):
+    """What one problem process reports (JSON beside its job) and the batch store keeps per problem."""
+
+    problem_id: int
+    name: str
+    run_id: str | None = None
+    status: str = "failed"
+    reason: str = ""
+    exit_code: int | None = Field(None, description="the optimize run's exit code; 3: environment, retried on --resume")
+    correct: bool = False
+    degenerate: list[str] = Field(default_factory=list)
+    device: str | None = None
+    ported: bool = False
+    ported_by: PortedBy | None = Field(None, description="who made the seed of a problem that had none")
+    timings: dict[str, Timing] = Field(default_factory=dict, description="final kernel vs eager (and torch.compile)")
+    seed_timings: dict[str, Timing] = Field(default_factory=dict, description="the seed vs eager")
+    traceback: str | None = None
+    node: str | None = Field(None, description="the Ray node that ran it (None: a local worker)")
+
+    @classmethod
+    def failed(cls, problem: ProblemFile, run_id: str | None, status: str, reason: str, **more: object) -> ProblemResult:
+        return cls(problem_id=problem.id, name=problem.name, run_id=run_id, status=status, reason=reason, **more)

@@ -1,0 +1,76 @@
+"""The `lower` candidate source: TorchInductor's lowering of the reference as one more proposal.
+
+Offered once per stage that declares it (stages/fusion.yaml `sources: [lower]`): a whole module that
+races the seed's own line through the same verifier and the same acceptance rule. Where it cannot be
+made (no GPU, no reference, a failed lowering or packaging) it offers nothing and keeps the reason.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from xe_forge.errors import EnvError
+from xe_forge.problem.kernel import Problem
+from xe_forge.proposers.base import CandidateSource, Proposal, StageRequest
+from xe_forge.proposers.lower.models import PackagingError
+from xe_forge.proposers.lower.package import package
+
+if TYPE_CHECKING:
+    from xe_forge.stages import SourceName
+    from xe_forge.verify.evaluate import Evaluator
+
+RATIONALE = ("TorchInductor's Triton-only lowering of the reference: GEMM/convolution templates with the "
+             "epilogue, reductions and norms fused, launch configs autotuned on this GPU")
+
+
+class LowerProposer:
+    source = "lower"
+
+    def __init__(self, problem: Problem, *, device: str = "auto", timeout: float = 1200.0) -> None:
+        self.problem = problem
+        self.device = device
+        self.timeout = timeout
+        self.skip: str | None = None
+        self._offered = False
+
+    def reset(self) -> None:
+        self._offered = False
+
+    def available(self) -> bool:
+        """Whether a lowering can be made here at all: a GPU and a PyTorch reference."""
+        return self.device != "cpu" and not self.problem.reference_is_self
+
+    def next(self, request: StageRequest) -> Proposal | None:
+        if self._offered:
+            return None
+        self._offered = True
+        code = self._candidate()
+        if code is None:
+            return None
+        return Proposal(code=code, recipe="inductor-lowering", source="lower", rationale=RATIONALE,
+                        expected_effect="fewer launches and autotuned tiles: the lowering fuses what eager runs apart")
+
+    def _candidate(self) -> str | None:
+        from xe_forge.proposers.lower.service import lower_problem
+
+        if self.problem.reference_is_self:
+            self.skip = "no PyTorch reference to lower (the kernel is its own reference)"
+            return None
+        try:
+            lowering = lower_problem(self.problem, device=self.device, timeout=self.timeout)
+        except EnvError as err:
+            self.skip = err.message
+            return None
+        if not lowering.ok:
+            self.skip = f"the lowering failed: {(lowering.error or '')[:300]}"
+            return None
+        try:
+            return package(lowering, self.problem.reference.source).source
+        except PackagingError as err:
+            self.skip = f"cannot package the lowering: {err}"
+            return None
+
+
+def candidate_sources(problem: Problem, evaluator: Evaluator) -> dict[SourceName, CandidateSource]:
+    """The named candidate sources a stage may declare (stages/*.yaml `sources:`), one per SourceName."""
+    return {"lower": LowerProposer(problem, device=evaluator.device.kind, timeout=max(evaluator.timeout, 600.0))}
