@@ -24,6 +24,7 @@ from xe_forge.batch.report import export_trajectories
 from xe_forge.batch.runner import run_batch
 from xe_forge.batch.store import BatchStore
 from xe_forge.config import RunRequest
+from xe_forge.pipeline.status import CORRECT_UNTIMED, NO_IMPROVEMENT
 
 from .conftest import PROBLEMS, SEEDS
 from .ray_cluster import LocalRayCluster, processes_with
@@ -82,8 +83,8 @@ def test_a_batch_spreads_over_both_nodes_with_the_local_runners_results(offline_
     out = tmp_path / "out"
     s = run_batch(options(out, only="1-3,5", device="auto", ray=cluster.address))
     rows = {r["id"]: r for r in s["per_problem"]}
-    assert rows[1]["status"] == "improved (speed unverified)" and rows[1]["correct"]
-    assert rows[2]["correct"] and rows[2]["status"] in ("no improvement", "improved (speed unverified)")
+    assert rows[1]["status"] == CORRECT_UNTIMED and rows[1]["correct"]
+    assert rows[2]["correct"] and rows[2]["status"] in (NO_IMPROVEMENT, CORRECT_UNTIMED)
     assert not rows[3]["correct"] and "SIGABRT" in rows[3]["reason"]
     assert rows[5]["status"] == "skipped"
     assert (s["problems"], s["correct"], s["workers"]) == (4, 2, 2)  # one slot per GPU of the cluster
@@ -114,7 +115,7 @@ def test_a_node_killed_mid_batch_loses_only_its_problem_which_reruns_on_the_othe
     assert not batch.is_alive()
     _wait(lambda: not any(Path(f"/proc/{p}").exists() for p in on_node_1), 15, "node 1's processes to end")
     rows = _results(out)
-    assert {r["status"] for r in rows.values()} <= {"improved (speed unverified)", "no improvement"}
+    assert {r["status"] for r in rows.values()} <= {CORRECT_UNTIMED, NO_IMPROVEMENT}
     assert all(r["correct"] for r in rows.values()) and done["s"]["correct"] == 2
     assert {r["node"] for r in rows.values()} == {nodes[0]}  # the lost problem was rerun on the head
 

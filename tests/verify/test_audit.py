@@ -121,8 +121,8 @@ def test_an_allowed_function_or_submodule_covers_its_own_work_only():
 
 
 def test_allowance_names_normalise_to_submodules_and_leaves():
-    assert normalise(["self.conv", "F.conv2d", "torch.ops.aten.mm.default", "method:sum", "operator:@"]) == (
-        {"conv"}, {"conv2d", "mm", "sum", "matmul"})
+    assert normalise(["self.conv", "F.conv2d", "torch.ops.aten.mm.default", "method:sum", "operator:@",
+                      "torch.ops.aten.randint.low_out"]) == ({"conv"}, {"conv2d", "mm", "sum", "matmul", "randint"})
 
 
 def test_device_to_host_copies_and_syncing_ops_are_recorded_on_gpus():

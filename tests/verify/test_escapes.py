@@ -70,3 +70,27 @@ def test_an_escape_fails_the_evaluation_at_the_static_stage_without_starting_a_w
 def test_ordinary_module_code_is_not_an_escape(snippet: str):
     text = source("linear/good.py").replace("\n\nclass ModelNew", "\n\n" + snippet + "\n\nclass ModelNew", 1)
     assert check_source(text).findings == []
+
+
+RAW_MM = "        y = torch.ops.aten.mm.default(x, w.t())  # HACK"
+
+
+@pytest.mark.parametrize("line, allow", [
+    (RAW_MM, []),  # not allowed at all
+    (RAW_MM, ["mm"]),  # a short name does not open raw operators
+    (RAW_MM, ["torch.mm"]),  # nor does the public function's name
+    ("        y = torch.ops.aten.mm(x, w.t())  # HACK", ["torch.ops.aten.mm.default"]),  # another spelling
+    ("        y = torch.ops.mylib.mm.default(x, w.t())  # HACK", ["torch.ops.mylib.mm.default"]),  # not aten
+    ("        y = torch.ops.load_library('x.so')  # HACK", ["torch.ops.load_library"]),
+])
+def test_raw_operators_stay_refused_unless_the_allowance_names_that_aten_op(line: str, allow: list[str]):
+    text = source("hacks/torch_matmul.py").replace("        y = torch.matmul(x, w.t())  # HACK", line)
+    found = [f for f in check_source(text, allow=allow).findings if f.check == "sandbox"]
+    assert found and "raw operators" in found[0].message and found[0].line == hack_line(text)
+
+
+def test_an_aten_op_the_allowance_names_in_full_passes_the_scan():
+    """TorchInductor keeps library calls as `torch.ops.aten.<op>.<overload>`; allowed by that name, it is
+    torch work under an allowance (metered by the dispatch audit), not an escape."""
+    text = source("hacks/torch_matmul.py").replace("        y = torch.matmul(x, w.t())  # HACK", RAW_MM)
+    assert check_source(text, allow=["torch.ops.aten.mm.default"]).findings == []

@@ -94,3 +94,26 @@ def test_scrubbed_environ_drops_keys_tokens_secrets_and_passwords(monkeypatch: p
     env = scrubbed_environ()
     assert not set(SECRETS) & set(env) and "my_api_key_lowercase" not in env
     assert env["XE_FORGE_TEST_CONTROL"] == "visible"
+
+
+@pytest.mark.parametrize("role", ["judge", "runner"])
+def test_a_terminals_ctrl_c_leaves_the_worker_to_its_parent(role: str, tmp_path: Path):
+    """Workers share the caller's process group, so a terminal's Ctrl-C reaches them: they ignore it (no
+    traceback of their own, no half-answered request); the parent handles it and ends them."""
+    import os
+    import signal
+    import time
+
+    from xe_forge.verify.protocol import Ping, Pong
+    from xe_forge.verify.sandbox import Worker
+
+    worker = Worker(role, "cpu", "intel-xe2", timeout=60, logdir=tmp_path)
+    try:
+        assert worker.ensure() is None
+        pid = worker.pid
+        os.kill(pid, signal.SIGINT)
+        time.sleep(0.5)
+        assert worker.call(Ping(), Pong).pid == pid and worker.restarts == 0
+        assert "KeyboardInterrupt" not in worker.log_tail()
+    finally:
+        worker.close()

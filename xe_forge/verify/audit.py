@@ -56,10 +56,13 @@ def normalise(allowed: list[str] | set[str]) -> tuple[set[str], set[str]]:
             modules.add(item[len("self."):])
             continue
         item = item.split(":")[-1]
-        parts = [x for x in item.split(".") if x not in ("default", "Tensor", "Scalar", "int")]
-        if "aten" in parts:
-            parts = parts[parts.index("aten") + 1:]
-        leaf = (parts[-1] if parts else item).strip("_")
+        parts = item.split(".")
+        if "aten" in parts[:-1]:  # torch.ops.aten.<op>[.<overload>]: the op, whatever the overload
+            leaf = parts[parts.index("aten") + 1]
+        else:
+            parts = [x for x in parts if x not in ("default", "Tensor", "Scalar", "int")]
+            leaf = parts[-1] if parts else item
+        leaf = leaf.strip("_")
         leaves.add("matmul" if leaf == "@" else leaf)
     return modules, leaves
 

@@ -6,7 +6,10 @@ runs at import, in hooks and in helper objects as well as in forward:
   dunder attributes (`__globals__`, `__closure__`, `__dict__`, `__class__`...), dynamic getattr;
 - torch and triton internals and escape hatches: private names (`torch._C`, `torch.utils._python_dispatch`),
   torch.jit/compile/library/ops/overrides/profiler, jiterator, C++ extensions, streams, graphs,
-  events, global settings, `register_*hook`, tensor subclasses and `__torch_function__`;
+  events, global settings, `register_*hook`, tensor subclasses and `__torch_function__`. The one
+  exception: an aten operator named in full (`torch.ops.aten.randint.low_out`, as TorchInductor
+  keeps library calls) that the allowance names exactly; the dispatch audit meters it like any
+  torch call, and other namespaces (custom ops, `load_library`) stay refused;
 - the process and machine: threads, processes, signals, sockets, files, clocks, the environment;
 - monkey-patching: assigning into anything reached from an imported module, directly or through a
   name bound to it.
@@ -18,6 +21,7 @@ function as a constexpr.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from xe_forge.verify.models import Finding
@@ -132,16 +136,17 @@ def _finding(node: ast.AST, check: str, message: str) -> Finding:
     return Finding(check=check, line=getattr(node, "lineno", None), message=message)
 
 
-def escape_findings(tree: ast.Module, aliases: dict[str, str]) -> list[Finding]:
-    """Every escape route in the file, each with its line."""
+def escape_findings(tree: ast.Module, aliases: dict[str, str], allowed: Iterable[str] = ()) -> list[Finding]:
+    """Every escape route in the file, each with its line; `allowed` is the torch allowance as given."""
     out: list[Finding] = []
+    aten_ops = {a.strip() for a in allowed if _aten_op(a.strip())}
     roots = {v.split(".")[0] for v in aliases.values()}
     inner = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
     for node in ast.walk(tree):
         if isinstance(node, ast.Import | ast.ImportFrom):
             out += _imports(node)
         elif isinstance(node, ast.Attribute):
-            out += _attribute(node, aliases, roots, outermost=id(node) not in inner)
+            out += _attribute(node, aliases, roots, outermost=id(node) not in inner, aten_ops=aten_ops)
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             if node.id in FORBIDDEN_NAMES:
                 out.append(_finding(node, "sandbox", f"uses `{node.id}` ({FORBIDDEN_NAMES[node.id]})"))
@@ -197,7 +202,15 @@ def _forbidden_path(path: str) -> str | None:
     return None
 
 
-def _attribute(node: ast.Attribute, aliases: dict[str, str], roots: set[str], *, outermost: bool) -> list[Finding]:
+def _aten_op(path: str) -> bool:
+    """`torch.ops.aten.<op>` or `torch.ops.aten.<op>.<overload>`, public names only."""
+    parts = path.split(".")
+    return (parts[:3] == ["torch", "ops", "aten"] and len(parts) in (4, 5)
+            and all(p.isidentifier() and not p.startswith("_") for p in parts[3:]))
+
+
+def _attribute(node: ast.Attribute, aliases: dict[str, str], roots: set[str], *, outermost: bool,
+               aten_ops: set[str] = frozenset()) -> list[Finding]:
     out = []
     if node.attr.startswith("__") and node.attr.endswith("__") and node.attr not in ALLOWED_DUNDERS:
         out.append(_finding(node, "sandbox", f"reads `.{node.attr}` (introspection)"))
@@ -208,7 +221,7 @@ def _attribute(node: ast.Attribute, aliases: dict[str, str], roots: set[str], *,
     path = dotted(node, aliases) if outermost else None
     if path and path.split(".")[0] in roots | {"torch", "triton", *PARTIAL_MODULES}:
         why = _forbidden_path(path)
-        if why is not None and not _is_prefix_of_allowed(path):
+        if why is not None and not _is_prefix_of_allowed(path) and path not in aten_ops:
             out.append(_finding(node, "sandbox", f"uses `{path}` ({why})"))
     return out
 
