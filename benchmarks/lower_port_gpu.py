@@ -9,7 +9,7 @@ with the product's Evaluator (static checks, 3 trials, same-storage call, ghost 
 sizes). `--lowerings` reuses recorded lowerings (a previous call's lowerings_<dtype>.jsonl.gz) and
 skips the compile. Phase B: for every verified port, the packaged module, eager PyTorch and default
 torch.compile are built and warmed in parallel, then timed one problem at a time under a lock
-(xe_forge.verify.timing.interleaved: events, L2 flush, alternating order, median of per-pair ratios).
+(events, L2 flush, alternating order, median of per-pair ratios: the verifier's timing summary).
 Deadlines keep the call bounded: what is not reached is reported as such.
 
 Writes under OUT_DIR: lower_port_<dtype>.json (per problem: lowering, packaging, verdict, timings;
@@ -73,6 +73,24 @@ def phase_a_worker(jobs, results, args: dict) -> None:
         evaluator.close()
 
 
+def _interleaved(device, candidate, baseline, input_sets, reps: int):
+    """Time candidate(inputs) and baseline(inputs) alternately (order alternating, L2 flushed by
+    device.time_ms); the verifier's summary (median of per-pair ratios, spread) over the pairs."""
+    from xe_forge.verify.timing import summarize
+
+    cand_ms, base_ms, ratios = [], [], []
+    for i in range(reps):
+        inputs = input_sets[i % len(input_sets)]
+        first, second = (candidate, baseline) if i % 2 == 0 else (baseline, candidate)
+        t1 = device.time_ms(lambda f=first, x=inputs: f(x))
+        t2 = device.time_ms(lambda f=second, x=inputs: f(x))
+        c, b = (t1, t2) if i % 2 == 0 else (t2, t1)
+        cand_ms.append(c)
+        base_ms.append(b)
+        ratios.append(b / max(c, 1e-9))
+    return summarize(cand_ms, base_ms, ratios)
+
+
 def phase_b_worker(jobs, results, lock, args: dict) -> None:
     """Build and warm three versions of a problem in parallel; time them one problem at a time."""
     import copy
@@ -80,13 +98,14 @@ def phase_b_worker(jobs, results, lock, args: dict) -> None:
 
     import torch
 
-    from xe_forge.problem.cases import build_case, import_from_path
+    from xe_forge.problem.cases import build_case, import_from_path, model_class
     from xe_forge.targets import get_device
-    from xe_forge.verify.correctness import ModelPair
-    from xe_forge.verify.timing import choose_reps, interleaved
+    from xe_forge.verify.timing import WARMUP, choose_reps
+    from xe_forge.verify.weights import load_into, pair_tensors
 
     device = get_device(args["device"])
     dtype = args["dtype"]
+    tdtype = getattr(torch, dtype)
     while (item := jobs.get()) is not None:
         path, source = item
         try:
@@ -95,9 +114,15 @@ def phase_b_worker(jobs, results, lock, args: dict) -> None:
             ref_mod = import_from_path(path, "reference")
             cand_mod = import_from_path(fh.name, "candidate")
             init = build_case(ref_mod, None, None, seed=0, device="cpu", dtype=dtype).init_args
-            pair = ModelPair(ref_mod, cand_mod, init, device.torch_device(), dtype, 0)
-            eager = copy.deepcopy(pair.ref).to(getattr(torch, dtype))
-            compiled = torch.compile(copy.deepcopy(pair.ref).to(getattr(torch, dtype)))
+            torch.manual_seed(0)
+            ref = model_class(ref_mod)(*init).to(device.torch_device())
+            torch.manual_seed(0)
+            cand = model_class(cand_mod)(*init).to(device.torch_device())
+            state = ref.state_dict()
+            load_into(cand, state, pair_tensors(state, cand.state_dict()))
+            cand = cand.to(tdtype)
+            eager = copy.deepcopy(ref).to(tdtype)
+            compiled = torch.compile(copy.deepcopy(ref).to(tdtype))
             sets = [build_case(ref_mod, None, None, seed=31 * i, device=device.torch_device(), dtype=dtype).inputs
                     for i in range(3)]
 
@@ -109,12 +134,14 @@ def phase_b_worker(jobs, results, lock, args: dict) -> None:
 
             call(compiled)(sets[0])  # compiles here, outside the timing lock
             with lock:
-                first = call(pair.cand)
-                first(sets[0])
-                reps = choose_reps(device.time_ms(lambda f=first, x=sets[0]: f(x)), budget_ms=args["budget_ms"],
-                                   hi=100)
-                vs_eager = interleaved(device, call(pair.cand), call(eager), sets, reps=reps)
-                vs_compile = interleaved(device, call(pair.cand), call(compiled), sets, reps=reps)
+                for i in range(WARMUP):
+                    for model in (cand, eager, compiled):
+                        call(model)(sets[i % len(sets)])
+                device.synchronize()
+                probe = call(cand)
+                reps = choose_reps(device.time_ms(lambda f=probe, x=sets[0]: f(x)), budget_ms=args["budget_ms"], hi=100)
+                vs_eager = _interleaved(device, call(cand), call(eager), sets, reps)
+                vs_compile = _interleaved(device, call(cand), call(compiled), sets, reps)
             row = {"candidate_ms": vs_eager.candidate_ms, "eager_ms": vs_eager.baseline_ms,
                    "compile_ms": vs_compile.baseline_ms, "vs_eager": vs_eager.speedup, "vs_compile": vs_compile.speedup,
                    "spread": max(vs_eager.spread, vs_compile.spread), "reps": reps}

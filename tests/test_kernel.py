@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from xe_forge.errors import InputError
-from xe_forge.problem.cases import build_case, import_from_path, unseen_batch_sizes
+from xe_forge.problem.cases import build_case, get_inputs_generators, import_from_path
 from xe_forge.problem.kernel import (
     find_spec,
     load_problem,
@@ -244,38 +244,16 @@ def test_module_case_dtype_casts_floating_inputs_only(conv_module):
     assert case.inputs[0].dtype == torch.bfloat16 and case.inputs[2].dtype == torch.int64
 
 
-def test_batch_size_rescales_and_is_restored(conv_module):
-    case = build_case(conv_module, None, None, seed=0, device="cpu", batch_size=7)
-    assert case.inputs[0].shape[0] == 7 and case.inputs[2].shape == (7,)
-    assert conv_module.batch_size == 4, "the module constant must be restored for the next trial"
+def test_signed_inputs_keep_shapes_and_dtypes_and_are_signed(conv_module, conv_spec):
+    for spec, variant in ((conv_spec, conv_spec.variant("ci")), (None, None)):
+        own = build_case(conv_module, spec, variant, seed=5, device="cpu")
+        signed = build_case(conv_module, spec, variant, seed=5, device="cpu", dist="signed")
+        assert [tuple(x.shape) for x in own.inputs] == [tuple(x.shape) for x in signed.inputs]
+        assert [x.dtype for x in own.inputs] == [x.dtype for x in signed.inputs]
+        assert bool((signed.inputs[1] < 0).any()), "the uniform [0, 1) input becomes signed"
+        if spec is None:
+            assert torch.equal(own.inputs[2], signed.inputs[2]), "integer inputs keep get_inputs()'s own draw"
 
 
-def test_batch_size_is_restored_when_get_inputs_raises(tmp_path):
-    text = KERNEL.replace("def get_inputs():\n    return []",
-                          "batch_size = 16\n\ndef get_inputs():\n    raise RuntimeError('boom')")
-    module = import_from_path(make(tmp_path, "k.py", text))
-    with pytest.raises(RuntimeError, match="boom"):
-        build_case(module, None, None, seed=0, device="cpu", batch_size=3)
-    assert module.batch_size == 16
-
-
-def test_batch_size_needs_a_module_constant():
-    module = import_from_path(PROBLEMS / "no_batch_size.py")
-    with pytest.raises(InputError, match="no module-level `batch_size`") as info:
-        build_case(module, None, None, seed=0, device="cpu", batch_size=3)
-    assert info.value.exit_code == 2
-    assert build_case(module, None, None, seed=0, device="cpu").inputs[0].shape == (6, 4)
-
-
-@pytest.mark.parametrize("batch", [1, 2, 3, 4, 16, 128, 1024])
-def test_unseen_batch_sizes_are_new_and_bracket_the_original(batch):
-    sizes = unseen_batch_sizes(batch)
-    assert sizes == sorted(sizes) and sizes
-    assert batch not in sizes and all(s >= 1 for s in sizes)
-    assert max(sizes) > batch
-    if batch >= 4:
-        assert min(sizes) < batch, "one size below the tuned one catches kernels that assume a minimum"
-
-
-def test_unseen_batch_sizes_example():
-    assert unseen_batch_sizes(128) == [65, 131]
+def test_get_inputs_generators_read_the_draw_of_each_input():
+    assert get_inputs_generators((PROBLEMS / "conv_bias.py").read_text()) == ["normal", "uniform", None]

@@ -111,7 +111,7 @@ def test_port_verifies_refines_and_replays_on_resume(llm: FakeOpenAI, options, t
         conn.execute("UPDATE problems SET status='running' WHERE id=5")
     next((out / "jobs").glob("p005-*.result.json")).unlink()
     third = run_batch(options(out, only="5", workers=1, max_iters=2, resume=True))
-    assert third["per_problem"][0]["correct"] and third["per_problem"][0]["attempts"] == 3
+    assert third["per_problem"][0]["correct"] and third["per_problem"][0]["attempts"] == 3, third["per_problem"][0]
     assert len(llm.requests_for(PORT_PROMPT)) == 2
 
 

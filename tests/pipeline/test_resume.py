@@ -197,8 +197,6 @@ def test_ctrl_c_ends_with_one_line_and_the_printed_resume_finishes(fake_llm, tmp
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(reason="the evaluation worker (verify/worker.py child_main) does not ignore SIGINT yet, so a "
-                          "terminal's Ctrl-C makes it print its own KeyboardInterrupt traceback", strict=False)
 def test_ctrl_c_from_a_terminal_prints_no_worker_traceback(fake_llm, tmp_path):
     code, _, err, _ = _ctrl_c_run(fake_llm, tmp_path, whole_group=True)
     assert code == 130 and "Traceback" not in err, err

@@ -66,8 +66,8 @@ def test_cpu_is_always_available_and_does_not_measure_speed():
     device = CpuDevice()
     assert CpuDevice.available() and device.torch_device() == "cpu"
     assert device.measures_speed is False
-    with pytest.raises(NotImplementedError):
-        device.time_ms(lambda: None)
+    calls = []
+    assert device.time_ms(lambda: calls.append(1)) >= 0.0 and calls == [1], "a host timer, for protocol tests only"
 
 
 def test_cpu_reports_the_installed_triton():

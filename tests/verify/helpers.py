@@ -5,9 +5,12 @@ Candidates are passed to the evaluator as source text; the parent process never 
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 
 from xe_forge.problem.kernel import Problem, load_problem
+from xe_forge.verify.evaluate import Evaluator
 from xe_forge.verify.models import Finding, Verdict
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -42,3 +45,22 @@ def finding(verdict: Verdict, check: str) -> Finding:
     found = [f for f in verdict.findings if f.check == check]
     assert found, f"no `{check}` finding in:\n{verdict.feedback()}"
     return found[0]
+
+
+@contextlib.contextmanager
+def unguarded(ev: Evaluator) -> Iterator[Evaluator]:
+    """The evaluator with its static scan switched off: proves a run-time defence holds on its own.
+
+    Attacks that the static scan refuses are still run, so that the process boundary, the dispatch
+    audit and the rest are shown to stop them without it.
+    """
+    ev.static_findings = lambda source, allow_torch: []  # type: ignore[method-assign]
+    try:
+        yield ev
+    finally:
+        del ev.static_findings
+
+
+def failed(verdict: Verdict, stage: str) -> None:
+    assert not verdict.passed, verdict.feedback()
+    assert verdict.stage_failed == stage, verdict.feedback()

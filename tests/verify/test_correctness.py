@@ -1,7 +1,7 @@
-"""Run-time checks in the worker: every hack the AST cannot see fails for its own reason, and
-legitimate kernels (tilings, autotuning, tensor descriptors, tuple outputs, an allowed conv) pass.
+"""Run-time checks across the two workers: every hack the AST cannot see fails for its own reason,
+and legitimate kernels (tilings, autotuning, tensor descriptors, tuple outputs, an allowed conv) pass.
 
-All cases share the session's warm worker; each verdict is checked for its stage and its finding.
+All cases share the session's warm workers; each verdict is checked for its stage and its finding.
 """
 
 from __future__ import annotations
@@ -10,12 +10,9 @@ import pytest
 
 from xe_forge.verify.evaluate import Evaluator, input_allowance
 
-from .helpers import checks, finding, hack_line, problem, source
+from .helpers import checks, failed, finding, hack_line, problem, source, unguarded
 
-
-def _failed(verdict, stage: str) -> None:
-    assert not verdict.passed, verdict.feedback()
-    assert verdict.stage_failed == stage, verdict.feedback()
+_failed = failed
 
 
 # ---------------------------------------------------------------- legitimate kernels pass
@@ -27,11 +24,16 @@ def test_linear_kernel_passes_at_two_tilings(tiles, evaluator: Evaluator, linear
     assert f"TILES = {tiles}" in text
     verdict = evaluator.evaluate(text, linear, unseen=True)
     assert verdict.passed, verdict.feedback()
-    assert [r.variant for r in verdict.correctness] == ["ci", "unseen[0] BATCH=13",
-                                                        "unseen[1] BATCH=21, IN_FEAT=40, OUT_FEAT=24"]
+    variants = [r.variant for r in verdict.correctness]
+    assert variants[0] == "ci" and variants[1:] == [f"unseen {i}" for i in range(1, len(variants))]
+    assert [r.dims for r in verdict.correctness[1:3]] == [{"BATCH": 13, "IN_FEAT": 32, "OUT_FEAT": 16},
+                                                          {"BATCH": 21, "IN_FEAT": 40, "OUT_FEAT": 24}]
     main = verdict.correctness[0]
     assert main.launches == 1 and main.ghost_changed is True and main.degenerate == []
-    assert [t.label for t in main.trials] == ["trial 0", "same storage, new values", "trial 1", "trial 2"]
+    assert [(t.label, t.weights, t.inputs) for t in main.trials] == [
+        ("trial 0", "initial", "problem"), ("same storage, new values", "initial", "signed"),
+        ("trial 1", "perturbed", "signed"), ("trial 2", "perturbed", "problem")]
+    assert all(r.ghost_changed for r in verdict.correctness), "ghost replay runs at unseen shapes too"
     assert not verdict.speed_measured and "not measured" in verdict.speed_note
 
 
@@ -39,7 +41,7 @@ def test_linear_kernel_passes_at_two_tilings(tiles, evaluator: Evaluator, linear
 def test_autotuned_and_tensor_descriptor_kernels_pass(path: str, evaluator: Evaluator, linear):
     verdict = evaluator.evaluate(source(path), linear, unseen=True)
     assert verdict.passed, verdict.feedback()
-    assert len(verdict.correctness) == 3
+    assert len(verdict.correctness) > 3
 
 
 def test_kernel_reusing_its_output_buffer_passes_ghost_replay(evaluator: Evaluator, linear):
@@ -67,7 +69,9 @@ def test_degenerate_reference_is_flagged_even_when_the_candidate_passes(evaluato
     verdict = evaluator.evaluate(source("zeros/good.py"), problem("zeros"))
     assert verdict.passed, verdict.feedback()
     flags = verdict.correctness[0].degenerate
+    # degenerate at the initial and at the perturbed weights: the flags stand alone
     assert {"output is constant", "output does not depend on the input", "output is matched by zeros"} <= set(flags)
+    assert any("degenerate at every weights tried" in n for n in verdict.notes)
 
 
 def test_an_honest_reference_has_no_degenerate_flags(evaluator: Evaluator, linear):
@@ -143,10 +147,13 @@ def test_nan_output_never_passes(evaluator: Evaluator, linear):
     assert "non-finite" in finding(verdict, "correctness").message
 
 
-def test_lying_tensor_subclass_output_is_refused(evaluator: Evaluator, linear):
-    verdict = evaluator.evaluate(source("hacks/lying_tensor.py"), linear)
+def test_lying_tensor_subclass_output_is_refused_even_without_the_static_scan(evaluator: Evaluator, linear):
+    # its __torch_function__ would answer isclose/isfinite itself, but the comparison runs in the
+    # reference process, on plain tensors read from a file
+    with unguarded(evaluator):
+        verdict = evaluator.evaluate(source("hacks/lying_tensor.py"), linear)
     _failed(verdict, "correctness")
-    assert "torch.Tensor subclass" in finding(verdict, "correctness").message
+    assert "torch.Tensor subclass" in finding(verdict, "runtime").message
 
 
 def test_tuple_output_wrong_only_in_its_second_element_fails(evaluator: Evaluator):
@@ -164,7 +171,8 @@ def test_shape_hard_coded_to_ci_passes_ci_but_fails_unseen_shapes(evaluator: Eva
     _failed(verdict, "unseen")
     assert verdict.correctness[0].passed and not verdict.correctness[1].passed
     message = finding(verdict, "correctness").message
-    assert "unseen[0] BATCH=13" in message and "non-finite" in message
+    assert "unseen 1" in message and "non-finite" in message
+    assert "13" not in verdict.feedback(), "a proposer hears the verdict, never the unseen shape"
 
 
 def test_constructor_that_raises_is_the_candidates_failure(evaluator: Evaluator, linear):

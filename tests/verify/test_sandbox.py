@@ -1,19 +1,21 @@
-"""The worker process: survives hangs, crashes and patching candidates, and never sees secrets.
+"""The candidate's process: survives hangs, crashes and patching candidates, and never sees secrets.
 
 These tests use their own evaluator with a short timeout: each one breaks (or retires) the worker
-on purpose, and the NEXT evaluation on the same evaluator must work, as in a real run.
+on purpose, and the NEXT evaluation on the same evaluator must work, as in a real run. Hacks the
+static scan already refuses run with it switched off: the process boundary must hold on its own.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from xe_forge.verify.evaluate import Evaluator
 from xe_forge.verify.sandbox import scrubbed_environ
 
-from .helpers import finding, source
+from .helpers import finding, source, unguarded
 
 HANG_TIMEOUT = 10.0
 
@@ -33,7 +35,7 @@ def _recovers(ev: Evaluator, linear, restarts_before: int) -> None:
 
 def test_hard_crash_is_a_failure_and_the_next_evaluation_works(short_fuse: Evaluator, linear):
     before = short_fuse.worker.restarts
-    verdict = short_fuse.evaluate(source("hacks/abort.py"), linear)
+    verdict = short_fuse.evaluate(source("hacks/abort.py"), linear)  # a crash is allowed: it is a failure
     assert not verdict.passed and verdict.stage_failed == "worker"
     assert "SIGABRT" in finding(verdict, "worker").message
     _recovers(short_fuse, linear, before)
@@ -53,7 +55,8 @@ def test_hang_times_out_and_the_next_evaluation_works(short_fuse: Evaluator, lin
 def test_patch_through_an_alias_at_import_fails_and_retires_the_worker(short_fuse: Evaluator, linear):
     # unchecked, this patch makes the reference return zeros, passes the hack, and poisons later runs
     before = short_fuse.worker.restarts
-    verdict = short_fuse.evaluate(source("hacks/alias_patch.py"), linear)
+    with unguarded(short_fuse):
+        verdict = short_fuse.evaluate(source("hacks/alias_patch.py"), linear)
     assert not verdict.passed and verdict.stage_failed == "import"
     assert "torch.nn.functional.linear" in finding(verdict, "monkey-patch").message
     _recovers(short_fuse, linear, before)
@@ -61,7 +64,8 @@ def test_patch_through_an_alias_at_import_fails_and_retires_the_worker(short_fus
 
 def test_patch_made_inside_forward_fails_and_retires_the_worker(short_fuse: Evaluator, linear):
     before = short_fuse.worker.restarts
-    verdict = short_fuse.evaluate(source("hacks/forward_patch.py"), linear)
+    with unguarded(short_fuse):
+        verdict = short_fuse.evaluate(source("hacks/forward_patch.py"), linear)
     assert not verdict.passed and verdict.stage_failed == "correctness"
     assert "torch.nn.functional.linear" in finding(verdict, "monkey-patch").message
     _recovers(short_fuse, linear, before)
@@ -75,9 +79,11 @@ def test_worker_environment_has_no_secrets(monkeypatch: pytest.MonkeyPatch, line
     for name, value in SECRETS.items():
         monkeypatch.setenv(name, value)
     monkeypatch.setenv("XE_FORGE_TEST_CONTROL", "visible")  # proves the probe does see the parent's env
-    with Evaluator("cpu", timeout=120, trials=1) as ev:  # a fresh worker, spawned after setenv
+    with Evaluator("cpu", timeout=120, trials=1) as ev:  # fresh workers, spawned after setenv
         verdict = ev.evaluate(source("hacks/env_probe.py"), linear)
+        judge_env = Path(f"/proc/{ev.judge.pid}/environ").read_bytes()
     assert verdict.passed, verdict.feedback()
+    assert not any(value.encode() in judge_env for value in SECRETS.values())
 
 
 def test_scrubbed_environ_drops_keys_tokens_secrets_and_passwords(monkeypatch: pytest.MonkeyPatch):
@@ -88,3 +94,26 @@ def test_scrubbed_environ_drops_keys_tokens_secrets_and_passwords(monkeypatch: p
     env = scrubbed_environ()
     assert not set(SECRETS) & set(env) and "my_api_key_lowercase" not in env
     assert env["XE_FORGE_TEST_CONTROL"] == "visible"
+
+
+@pytest.mark.parametrize("role", ["judge", "runner"])
+def test_a_terminals_ctrl_c_leaves_the_worker_to_its_parent(role: str, tmp_path: Path):
+    """Workers share the caller's process group, so a terminal's Ctrl-C reaches them: they ignore it (no
+    traceback of their own, no half-answered request); the parent handles it and ends them."""
+    import os
+    import signal
+    import time
+
+    from xe_forge.verify.protocol import Ping, Pong
+    from xe_forge.verify.sandbox import Worker
+
+    worker = Worker(role, "cpu", "intel-xe2", timeout=60, logdir=tmp_path)
+    try:
+        assert worker.ensure() is None
+        pid = worker.pid
+        os.kill(pid, signal.SIGINT)
+        time.sleep(0.5)
+        assert worker.call(Ping(), Pong).pid == pid and worker.restarts == 0
+        assert "KeyboardInterrupt" not in worker.log_tail()
+    finally:
+        worker.close()

@@ -29,7 +29,7 @@ STATIC_HACKS = {
     "patch_assign": ("monkey-patch", "torch.matmul"),
     "patch_setattr": ("monkey-patch", "triton"),
     "subclass_reference": ("subclass", "_REFERENCE"),
-    "harness_patch": ("sandbox", "xe_forge.verify.correctness"),
+    "harness_patch": ("sandbox", "xe_forge.verify.compare"),
 }
 LEGIT = ["linear/good.py", "linear/autotuned.py", "linear/descriptor.py", "linear/reused_buffer.py", "pair/good.py",
          "zeros/good.py"]

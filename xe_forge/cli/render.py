@@ -20,17 +20,27 @@ def verdict_table(verdict: Verdict, title: str) -> Table:
             table.add_row(f.check, "[red]fail[/red]", escape(f.render()))
         return table
     for report in verdict.correctness:
+        if report.unseen:
+            table.add_row(f"{report.variant}: shape", "", ", ".join(f"{k}={v}" for k, v in report.dims.items()))
+        elif report.inputs:
+            table.add_row(f"{report.variant}: inputs", "", escape("; ".join(report.inputs)))
         for i, trial in enumerate(report.trials):
             errs = [c.max_abs_err for c in trial.comparisons if c.max_abs_err is not None]
-            detail = f"max |err| {max(errs):.2e} (rtol {report.rtol:g}, atol {report.atol:g}, {report.dtype})" if errs else ""
+            detail = (f"max |err| {max(errs):.2e} (rtol {report.rtol:g}, atol {report.atol:g}, {report.dtype}; "
+                      f"{trial.weights} weights, {trial.inputs} inputs)") if errs else ""
             bad = [c.note for c in trial.comparisons if not c.passed and c.note] + _messages(trial, report.trials[:i])
             table.add_row(f"{report.variant}: {trial.label}", _ok(trial.passed), escape("; ".join(bad) or detail))
         if report.ghost_changed is not None:
             table.add_row(f"{report.variant}: Triton launches", _ok(report.launches > 0), f"{report.launches} per forward")
             table.add_row(f"{report.variant}: ghost replay", _ok(report.ghost_changed),
                           "output changes when kernels are no-ops" if report.ghost_changed else "output unchanged")
+        if report.audit is not None:
+            table.add_row(f"{report.variant}: torch audit", _ok(_audit_clean(report)), _audit_line(report))
         for flag in report.degenerate:
             table.add_row(f"{report.variant}: degenerate reference", "[yellow]flag[/yellow]", flag)
+        if report.frozen:
+            table.add_row("unseen shapes: fixed dims", "[yellow]note[/yellow]",
+                          escape("; ".join(f"{k} ({why})" for k, why in report.frozen.items())))
     for f in verdict.findings:
         if not any(f.message in t.findings[0].message for r in verdict.correctness for t in r.trials if t.findings):
             table.add_row(f.check, "[red]fail[/red]", escape(f.render()))
@@ -39,6 +49,8 @@ def verdict_table(verdict: Verdict, title: str) -> Table:
     if not verdict.speed_measured:
         note = verdict.speed_note.removeprefix("speed not measured: ")  # the result column says it already
         table.add_row("speed", "[yellow]not measured[/yellow]", note or "timing was not requested")
+    for note in verdict.notes:
+        table.add_row("note", "[yellow]note[/yellow]", escape(note))
     return table
 
 
@@ -73,6 +85,21 @@ def timeout_hint(verdict: Verdict, timeout: float) -> str | None:
     if not timed_out(verdict):
         return None
     return f"the evaluation was killed at the {timeout:g} s timeout; {RAISE_TIMEOUT}"
+
+
+def _audit_clean(report) -> bool:
+    a = report.audit
+    return a.torch_flops == 0 and not a.device_to_host and not a.host_exits and not a.foreign_kernels
+
+
+def _audit_line(report) -> str:
+    a = report.audit
+    parts = [f"{a.torch_flops:.3g} FLOP in torch outside allowances", f"{a.movement_bytes / 1e3:.3g} kB moved"]
+    if a.allowed_flops:
+        parts.insert(1, f"{a.allowed_flops:.3g} FLOP allowed")
+    if a.kernel_list:
+        parts.append(f"GPU kernel list {a.kernel_list}")
+    return ", ".join(parts)
 
 
 def timing_line(t: Timing) -> str:

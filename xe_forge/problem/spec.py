@@ -75,7 +75,8 @@ class InputSpec(BaseModel):
 
     shape: list[str | int]
     dtype: str | None = None
-    dist: Literal["normal", "uniform"] = "normal"
+    # None: the distribution get_inputs() draws from (KernelBench: torch.rand); a signed draw is always added
+    dist: Literal["normal", "uniform"] | None = None
 
     @field_validator("dtype")
     @classmethod

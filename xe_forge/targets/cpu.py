@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import platform
+import time
+from collections.abc import Callable
 from typing import Any
 
 from xe_forge.targets.base import Device, DeviceProperties, OptionProblem, Toolchain, register
@@ -108,3 +110,10 @@ class CpuDevice(Device):
 
     def validate_launch_options(self, options: dict[str, Any]) -> list[OptionProblem]:
         return validate_options(options, self.target_toolchain(), target=self.target)
+
+    def time_ms(self, fn: Callable[[], Any], *, flush: bool = True) -> float:
+        """Host wall time of one call: exercises the verifier's timing protocol through the interpreter
+        (`Evaluator(cpu_timing=True)`, tests only); the figures say nothing about a GPU."""
+        start = time.perf_counter()
+        fn()
+        return (time.perf_counter() - start) * 1e3

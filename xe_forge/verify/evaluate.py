@@ -1,12 +1,17 @@
-"""The one evaluator everything uses: static checks here, then the worker, then one Verdict.
+"""The one evaluator everything uses: static checks here, then the two workers, then one Verdict.
 
 `check`, `bench`, every CoVeR iteration and the final verification all go through
-`Evaluator.evaluate`, so "correct" and "faster" mean the same thing everywhere.
+`Evaluator.evaluate`, so "correct" and "faster" mean the same thing everywhere. The parent holds
+the secrets (seeds drawn after the candidate is imported) and decides; the reference process holds
+the reference, the expected outputs and the comparisons; the candidate's process only runs the
+candidate (docs/VERIFIER.md).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import shutil
 import tempfile
 import time
 from collections.abc import Iterable
@@ -15,35 +20,59 @@ from typing import Any
 
 from xe_forge.problem.kernel import Problem
 from xe_forge.targets import get_device, resolve_target
-from xe_forge.verify.models import CorrectnessReport, Finding, Timing, Verdict
-from xe_forge.verify.sandbox import Worker
+from xe_forge.verify import protocol as p
+from xe_forge.verify.models import CorrectnessReport, Finding, Verdict
+from xe_forge.verify.sandbox import Worker, WorkerGone
+from xe_forge.verify.seeds import SeedStream, run_secret
+from xe_forge.verify.speed import measure_speed
 from xe_forge.verify.static import check_source, launch_options
+from xe_forge.verify.trials import Patched, ProblemBroken, ShapeCheck, WorkerFault, answer
 
 CPU_SPEED_NOTE = "speed not measured: the CPU runs Triton's interpreter (correctness only)"
 NO_SPEC_ON_CPU = ("no spec: the interpreter runs the shapes get_inputs() makes, which for KernelBench problems "
                   "can take hours on a CPU; add a spec with a small `ci` variant (see examples/)")
+INTERPRETER_TF32 = ("the interpreter computes tl.dot in full fp32 whatever input_precision says: a kernel that "
+                    "uses TF32 on fp32 data passes here and fails the fp32 contract on an NVIDIA GPU")
+AUDIT_CHECKS = {"torch-compute", "device-to-host", "host-compute", "gpu-kernels", "torch-budget"}
 
 
 class Evaluator:
-    """Owns one warm worker for one device; evaluates candidates against a problem's reference."""
+    """Owns a warm reference process and a warm candidate process for one device."""
 
     def __init__(self, device: str = "auto", target: str | None = None, *, timeout: float = 300.0,
-                 trials: int = 3, seed: int = 0, workdir: Path | None = None, kb: Any = None) -> None:
+                 trials: int = 3, seed: int | None = None, workdir: Path | None = None, kb: Any = None,
+                 cpu_timing: bool = False) -> None:
+        """`seed` makes the draws reproducible (tests, reproducing a report); by default they are secret, and
+        with a `workdir` the same for the same candidate when a run is resumed (seeds.py).
+        `cpu_timing` runs the timing protocol through the interpreter (figures meaningless; for tests)."""
         self.device = get_device(device, target)
         self.target = resolve_target(self.device, target)
         self.timeout = timeout
         self.trials = trials
-        self.seed = seed
+        self.cpu_timing = cpu_timing
         if kb is None:  # the target's constraints apply to every candidate, from any command
             from xe_forge.kb import load_kb
 
             kb = load_kb()
         self.kb = kb
         self._tmp = None if workdir else tempfile.TemporaryDirectory(prefix="xe-forge-")
-        # absolute: the worker runs in its own temporary directory
+        # absolute: the workers run in their own temporary directories
         self.workdir = (Path(workdir) if workdir else Path(self._tmp.name)).resolve()
         self.workdir.mkdir(parents=True, exist_ok=True)
-        self.worker = Worker(self.device.kind, self.target, timeout=timeout)
+        self._secret = (hashlib.sha256(f"seed {seed}".encode()).digest() if seed is not None
+                        else run_secret(self.workdir, persist=workdir is not None))
+        self._seeds = SeedStream(self._secret, "idle")
+        self.judge = Worker("judge", self.device.kind, self.target, timeout=timeout, logdir=self.workdir)
+        self.runner = Worker("runner", self.device.kind, self.target, timeout=timeout, logdir=self.workdir)
+        self.worker = self.runner  # the process a candidate can break (kept for callers that count restarts)
+        self._budgets: dict[tuple[str, str, str], float | None] = {}
+
+    def draw(self) -> int:
+        """A seed nobody else knows (unless the evaluator was given one)."""
+        return self._seeds.draw()
+
+    def fraction(self) -> float:
+        return self._seeds.fraction()
 
     @property
     def measures_speed(self) -> bool:
@@ -54,7 +83,8 @@ class Evaluator:
         return [NO_SPEC_ON_CPU] if problem.spec is None and not self.measures_speed else []
 
     def close(self) -> None:
-        self.worker.close()
+        self.runner.close()
+        self.judge.close()
         if self._tmp is not None:
             self._tmp.cleanup()
 
@@ -72,8 +102,7 @@ class Evaluator:
         findings = list(result.findings)
         if findings:
             return findings
-        findings += self._constraint_findings(source)
-        return findings
+        return self._constraint_findings(source)
 
     def _constraint_findings(self, source: str) -> list[Finding]:
         toolchain = getattr(self.device, "target_toolchain", self.device.toolchain)()
@@ -95,28 +124,126 @@ class Evaluator:
                  compile_baseline: bool = False, name: str = "candidate") -> Verdict:
         """Verify one candidate source: static, correctness (+unseen), and timing where the device can."""
         started = time.monotonic()
-        allow_torch = {a for a in allow_torch if a.strip()}
-        findings = self.static_findings(source, allow_torch)
+        allowed = sorted({a.strip() for a in allow_torch if a.strip()})
+        base = dict(device=self.device.kind, speed_note=self._speed_note())
+        findings = self.static_findings(source, allowed)
         if findings:
-            return Verdict(passed=False, stage_failed="static", findings=findings, device=self.device.kind,
-                           speed_note=self._speed_note(), seconds=time.monotonic() - started)
-        job = {
-            "candidate_path": str(self._write(source, name)),
-            "reference_path": str(problem.reference.path),
-            "baseline_path": str(self._write(baseline_source, "baseline")) if baseline_source else None,
-            "spec": problem.spec.model_dump(mode="json") if problem.spec else None,
-            "variant": problem.variant, "precision": problem.spec.precision if problem.spec else "keep",
-            "trials": self.trials, "seed": self.seed, "unseen": unseen, "full": full,
-            "time": self.measures_speed if time_it is None else (time_it and self.measures_speed),
-            "compile_baseline": compile_baseline,
-            "audit_torch": not allow_torch,
-        }
-        raw = self.worker.run(job)
-        verdict = self._verdict(raw)
+            return Verdict(passed=False, stage_failed="static", findings=findings, seconds=time.monotonic() - started,
+                           **base)
+        timed = (self.measures_speed or self.cpu_timing) if time_it is None else (
+            time_it and (self.measures_speed or self.cpu_timing))
+        folder = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=self.workdir))
+        try:
+            verdict = self._evaluate(source, problem, allowed, folder, unseen=unseen, full=full, timed=timed,
+                                     baseline_source=baseline_source, compile_baseline=compile_baseline, name=name)
+        except (ProblemBroken, Patched, WorkerGone, WorkerFault) as exc:
+            verdict = failure_verdict(exc, **base)
+        finally:
+            self.runner.fence()
+            with contextlib.suppress(WorkerGone, OSError):
+                self.judge.call(p.Release(dir=str(folder)), p.Released)
+            shutil.rmtree(folder, ignore_errors=True)
         verdict.seconds = time.monotonic() - started
         return verdict
 
-    def _write(self, source: str, name: str) -> Path:
+    def _evaluate(self, source: str, problem: Problem, allowed: list[str], folder: Path, *, unseen: bool, full: bool,
+                  timed: bool, baseline_source: str | None, compile_baseline: bool, name: str) -> Verdict:
+        base = dict(device=self.device.kind, speed_note=self._speed_note())
+        self.judge.start()
+        self.runner.start()
+        loaded = answer(self.judge.call(p.Load(reference_path=str(problem.reference.path),
+                                               spec=problem.spec.model_dump(mode="json") if problem.spec else None,
+                                               variant=problem.variant,
+                                               precision=problem.spec.precision if problem.spec else "keep"),
+                                        p.Loaded))
+        if loaded.bad_input or loaded.main is None:
+            raise ProblemBroken(loaded.bad_input or "the reference cannot be loaded")
+        imported = self.runner.call(p.Import(path=str(self.source_file(source, name)), role="candidate"), p.Imported)
+        if imported.patched:
+            raise Patched(imported.patched, stage="import")
+        answer(imported)
+        if imported.failure:
+            return Verdict(passed=False, stage_failed="import", **base,
+                           findings=[Finding(check="import", line=imported.line,
+                                             message=f"the candidate does not import: {imported.failure}")])
+        # every seed is drawn from here on, after the candidate's import
+        self._seeds = SeedStream(self._secret, source, str(problem.reference.path), loaded.model_dump_json())
+        check = ShapeCheck(self.judge, self.runner, folder, loaded, allowed,
+                           kernel_list=self.device.kind == "cuda" and full,  # a profiler session per shape
+                           input_budget=self._budget_for(problem, source, folder, allowed), draw=self.draw)
+        reports = [check.run(loaded.main, trials=self.trials, full=full)]
+        if reports[0].passed and unseen:
+            planned = answer(self.judge.call(p.PlanUnseen(), p.Planned))
+            reports[0].frozen = planned.frozen
+            for info in planned.shapes:
+                reports.append(self._unseen(check, info, loaded))
+                if not reports[-1].passed:
+                    break
+        verdict = _verdict(reports, **base)
+        verdict.notes = self._notes(source, loaded, reports)
+        if verdict.passed and timed:
+            measure_speed(self, verdict, check, problem, loaded, baseline_source=baseline_source,
+                          compile_baseline=compile_baseline)
+        return verdict
+
+    @staticmethod
+    def _unseen(check: ShapeCheck, info: p.ShapeInfo, loaded: p.Loaded) -> CorrectnessReport:
+        """One unseen shape; a crash there (a kernel writing past a smaller buffer) is that shape's failure."""
+        try:
+            return check.run(info, trials=1, full=False)
+        except WorkerGone as gone:
+            return CorrectnessReport(variant=info.label, dtype=loaded.dtype, rtol=loaded.rtol, atol=loaded.atol,
+                                     unseen=True, dims=dict(info.dims),
+                                     findings=[Finding(check="worker", message=f"{info.label}: {gone}")])
+
+    def _notes(self, source: str, loaded: p.Loaded, reports: list[CorrectnessReport]) -> list[str]:
+        notes = [n for r in reports for n in r.notes]
+        if not self.measures_speed and loaded.dtype == "float32" and "tl.dot" in source:
+            notes.append(INTERPRETER_TF32)
+        flags = reports[0].degenerate
+        everywhere = [f for f in flags if not f.endswith(" weights")]
+        if everywhere:
+            notes.append("the reference is degenerate at every weights tried (" + "; ".join(everywhere) + "): "
+                         "passing says little about a kernel, and its speedup means little")
+        elif any(f.endswith("at the initial weights") for f in flags):
+            notes.append("the reference is degenerate at its initial weights (" + "; ".join(flags) + "): the "
+                         "absolute tolerance judges there, and the trials at perturbed weights carry the decision")
+        frozen = reports[0].frozen
+        if frozen:
+            notes.append("unseen shapes keep " + "; ".join(f"{k} fixed ({why})" for k, why in frozen.items()))
+        return list(dict.fromkeys(notes))
+
+    def _budget_for(self, problem: Problem, source: str, folder: Path, allowed: list[str]):
+        """The torch work the input kernel itself delegates, measured lazily per shape (None: no cap)."""
+        input_source = problem.kernel.source
+        if input_source == source or problem.reference_is_self:
+            return None
+        digest = hashlib.sha256(input_source.encode()).hexdigest()[:16]
+
+        def budget(shape: str, prep: p.Prepared) -> float | None:
+            key = (digest, str(problem.reference.path), shape)
+            if key not in self._budgets:
+                self._budgets[key] = self._measure_input(input_source, prep, folder, allowed)
+            return self._budgets[key]
+
+        return budget
+
+    def _measure_input(self, input_source: str, prep: p.Prepared, folder: Path, allowed: list[str]) -> float | None:
+        imported = answer(self.runner.call(p.Import(path=str(self.source_file(input_source, "input")), role="input"),
+                                           p.Imported))
+        if imported.failure:
+            return None
+        first = next(iter(prep.inputs))
+        call = p.CallPlan(id="budget", state=next(iter(prep.states.values())), inputs=prep.inputs[first],
+                          output=str(folder / "budget_out.pt"))
+        ran = answer(self.runner.call(p.Run(role="input", init=prep.init, seed=self.draw(), calls=[call],
+                                            allowed=allowed), p.Ran))
+        if ran.build_failure or not ran.calls or ran.calls[0].failure:
+            return None
+        return ran.calls[0].audit.allowed_flops
+
+    def source_file(self, source: str, name: str) -> Path:
+        """The source as a file in the work directory (Triton's @jit needs a real file to import)."""
         digest = hashlib.sha256(source.encode()).hexdigest()[:12]
         path = self.workdir / f"{name}_{digest}.py"
         if not path.exists():
@@ -126,43 +253,41 @@ class Evaluator:
     def _speed_note(self) -> str:
         return "" if self.measures_speed else CPU_SPEED_NOTE
 
-    def _verdict(self, raw: dict[str, Any]) -> Verdict:
-        base = dict(device=self.device.kind, speed_note=self._speed_note())
-        if "crash" in raw:
-            return Verdict(passed=False, stage_failed="worker", findings=[Finding(check="worker", message=raw["crash"])],
-                           **base)
-        if "error" in raw:
-            return Verdict(passed=False, stage_failed="worker",
-                           findings=[Finding(check="worker", message=f"internal error in the worker: {raw['error']}",
-                                             hint=raw.get("traceback", "")[-800:])], **base)
-        reports = [CorrectnessReport(**r) for r in raw.get("correctness", [])]
-        findings = [Finding(**f) for f in raw.get("findings", [])]
-        if raw.get("bad_input"):
-            return Verdict(passed=False, stage_failed="input", findings=findings, correctness=reports,
-                           bad_input=True, **base)
-        if findings:
-            return Verdict(passed=False, stage_failed=raw.get("stage_failed", "import"), findings=findings,
-                           correctness=reports, **base)
-        for i, report in enumerate(reports):
-            if not report.passed:
-                stage = "unseen" if i > 0 else _stage_of(report)
-                found = (report.findings or _first_trial_findings(report)
-                         or [Finding(check="correctness", message=_mismatch_message(report))])
-                return Verdict(passed=False, stage_failed=stage, findings=found, correctness=reports, **base)
-        timings = raw.get("timing") or {}
-        parsed = {k: Timing(**v) for k, v in timings.items()}
-        timing = next(iter(parsed.values()), None)
-        return Verdict(passed=True, correctness=reports, timing=timing, timings=parsed,
-                       speed_measured=timing is not None, **base)
+
+def failure_verdict(exc: Exception, **base: Any) -> Verdict:
+    """The verdict for an evaluation that ended early: a broken problem, a patch, a worker lost or faulting."""
+    if isinstance(exc, ProblemBroken):
+        return Verdict(passed=False, stage_failed="input", bad_input=True, findings=[Finding(check="input",
+                                                                                            message=str(exc))], **base)
+    if isinstance(exc, Patched):
+        shown = ", ".join(exc.names[:5]) + (f" and {len(exc.names) - 5} more" if len(exc.names) > 5 else "")
+        return Verdict(passed=False, stage_failed=exc.stage, **base,
+                       findings=[Finding(check="monkey-patch", message=f"the candidate rebound {shown} in its process: "
+                                         "patching torch, triton or the harness is not allowed")])
+    if isinstance(exc, WorkerFault):
+        return Verdict(passed=False, stage_failed="worker", **base,
+                       findings=[Finding(check="worker", message=f"internal error in a worker: {exc}",
+                                         hint=exc.trace[-800:])])
+    return Verdict(passed=False, stage_failed="worker", findings=[Finding(check="worker", message=str(exc))], **base)
+
+
+def _verdict(reports: list[CorrectnessReport], **base: Any) -> Verdict:
+    for report in reports:
+        if not report.passed:
+            found = (report.findings or _first_trial_findings(report)
+                     or [Finding(check="correctness", message=_mismatch_message(report))])
+            return Verdict(passed=False, stage_failed=_stage_of(report), findings=found, correctness=reports, **base)
+    return Verdict(passed=True, correctness=reports, **base)
 
 
 def _stage_of(report: CorrectnessReport) -> str:
-    checks = {f.check for f in report.findings}
-    if checks & {"ghost", "torch-compute"}:
-        return "ghost"
-    if "launch" in checks:
-        return "launch"
-    return "correctness"
+    """Unseen shapes fail at `unseen`; otherwise the first finding names the stage."""
+    first = report.findings[0].check if report.findings else "correctness"
+    if report.unseen:
+        return "unseen"
+    if first in ("launch", "ghost"):
+        return first
+    return "audit" if first in AUDIT_CHECKS else "correctness"
 
 
 def _first_trial_findings(report: CorrectnessReport) -> list[Finding]:
@@ -176,7 +301,8 @@ def _mismatch_message(report: CorrectnessReport) -> str:
         for c in trial.comparisons:
             if not c.passed:
                 detail = c.note or f"max_abs_err {c.max_abs_err:.3g}, {c.mismatches}/{c.numel} elements off"
-                return f"{report.variant} {trial.label} {c.name}: {detail} (rtol={report.rtol}, atol={report.atol})"
+                return (f"{report.variant} {trial.label} ({trial.weights} weights, {trial.inputs} inputs) {c.name}: "
+                        f"{detail} (rtol={report.rtol}, atol={report.atol})")
     return f"{report.variant}: failed"
 
 

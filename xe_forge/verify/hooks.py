@@ -1,12 +1,15 @@
-"""Instrumentation inside the evaluation worker: launch counting, ghost replay, output poisoning.
+"""Instrumentation inside the candidate's process: launch counting, ghost replay, output poisoning,
+and the patch guard.
 
-These patch torch and triton in the worker process only, and only around the candidate's forward.
-The candidate itself may not patch anything (static checks, then PatchGuard at run time); the
-verifier may, because it is the harness.
+These patch torch and triton in that process only, and only around the candidate's forward. The
+candidate itself may not patch anything (static checks, then PatchGuard at run time); the harness
+may. None of this decides a verdict on its own say-so: the reference and the comparison live in
+another process (docs/VERIFIER.md).
 """
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import sys
 import types
@@ -32,21 +35,42 @@ def _run_classes() -> list[type]:
 class LaunchCounter:
     def __init__(self) -> None:
         self.count = 0
+        self.names: set[str] = set()
+        self.depth = 0  # > 0 while a Triton launch runs (the interpreter's own torch/numpy work is not the host's)
+
+
+def kernel_name(jit: Any) -> str:
+    fn = getattr(jit, "fn", jit)
+    return str(getattr(fn, "__name__", "") or getattr(jit, "__name__", ""))
 
 
 @contextlib.contextmanager
-def count_launches(*, ghost: bool = False) -> Iterator[LaunchCounter]:
-    """Count Triton launches; with ghost=True every launch becomes a no-op (the kernels do nothing)."""
+def count_launches(*, ghost: bool = False, label: bool = False) -> Iterator[LaunchCounter]:
+    """Count Triton launches; with ghost=True every launch becomes a no-op (the kernels do nothing);
+    with label=True each launch is a named profiler range, so its GPU kernels are accounted for."""
     counter = LaunchCounter()
     saved = {cls: cls.__dict__["run"] for cls in _run_classes() if "run" in cls.__dict__}
 
     def wrap(original):
         def run(self, *args, **kwargs):
+            name = kernel_name(self)
             if not kwargs.get("warmup", False):
                 counter.count += 1
+                counter.names.add(name)
             if ghost:
                 return None
-            return original(self, *args, **kwargs)
+            counter.depth += 1
+            try:
+                if label:
+                    from torch.profiler import record_function
+
+                    from xe_forge.verify.audit import TRITON_LABEL
+
+                    with record_function(TRITON_LABEL + name):
+                        return original(self, *args, **kwargs)
+                return original(self, *args, **kwargs)
+            finally:
+                counter.depth -= 1
 
         return run
 
@@ -110,39 +134,6 @@ def poisoned_allocations() -> Iterator[None]:
             del torch.Tensor.new_empty
 
 
-# The heavy torch operations a candidate's host code must not run when its input kernel delegated
-# nothing to torch (names as TorchFunctionMode sees them, dunders stripped).
-HEAVY_TORCH_OPS = frozenset({
-    "matmul", "rmatmul", "mm", "bmm", "addmm", "addmv", "addbmm", "baddbmm", "mv", "dot", "vdot", "inner", "outer",
-    "linear", "bilinear", "einsum", "tensordot", "chain_matmul", "kron", "conv1d", "conv2d", "conv3d",
-    "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "softmax", "log_softmax", "layer_norm",
-    "group_norm", "batch_norm", "instance_norm", "scaled_dot_product_attention", "logsumexp",
-})
-
-
-@contextlib.contextmanager
-def torch_compute_audit() -> Iterator[list[str]]:
-    """Record the heavy torch operations run inside the block, however they were reached.
-
-    Static checks see `torch.mm` and its spellings; this sees what actually ran (a module class
-    defined in the file, an alias built at run time). Used during ghost replay, where every Triton
-    launch is a no-op, so anything recorded was called by the candidate's own host code.
-    """
-    from torch.overrides import TorchFunctionMode
-
-    seen: list[str] = []
-
-    class _Audit(TorchFunctionMode):
-        def __torch_function__(self, func, types, args=(), kwargs=None):
-            name = getattr(func, "__name__", "").strip("_")
-            if name in HEAVY_TORCH_OPS and name not in seen:
-                seen.append(name)
-            return func(*args, **(kwargs or {}))
-
-    with _Audit():
-        yield seen
-
-
 class PatchGuard:
     """Fingerprints of the namespaces a candidate could patch to fool the harness, compared after a job.
 
@@ -157,12 +148,18 @@ class PatchGuard:
     def __init__(self) -> None:
         import torch
         import torch.nn.functional
+        import torch.overrides
+        import torch.profiler
+        import torch.utils._python_dispatch as python_dispatch
+        from triton.runtime.jit import JITFunction
 
         self._watched: list[tuple[str, Any, dict[str, tuple[Any, Any]], bool]] = []
-        for module in (torch, torch.nn, torch.nn.functional, torch.linalg, torch.special, torch.fft):
+        for module in (torch, torch.nn, torch.nn.functional, torch.linalg, torch.special, torch.fft, torch.cuda,
+                       torch.overrides, torch.profiler, python_dispatch, builtins):
             self._watch(module.__name__, vars(module), strict=False)
-        classes = [torch.Tensor, *(v for v in vars(torch.nn).values()
-                                   if isinstance(v, type) and issubclass(v, torch.nn.Module))]
+        classes = [torch.Tensor, torch.cuda.Event, JITFunction, torch.overrides.TorchFunctionMode,
+                   python_dispatch.TorchDispatchMode,
+                   *(v for v in vars(torch.nn).values() if isinstance(v, type) and issubclass(v, torch.nn.Module))]
         for cls in classes:
             self._watch(f"{cls.__module__}.{cls.__qualname__}", vars(cls), strict=True)
         for name, module in list(sys.modules.items()):
@@ -204,6 +201,10 @@ class PatchGuard:
 
 
 def _fingerprint(namespace: Any) -> dict[str, tuple[Any, Any]]:
-    """Each name's value and, for Python functions, its code object (`f.__code__ = g.__code__` counts)."""
+    """Each name's value and, for Python functions, its code object (`f.__code__ = g.__code__` counts).
+
+    Single-underscore names are left out: modules keep private state there that changes on its own
+    (torch.cuda's `_initialized`), and a kernel file may not reach private names at all (static scan).
+    """
     return {name: (value, value.__code__ if isinstance(value, types.FunctionType) else None)
-            for name, value in list(namespace.items())}
+            for name, value in list(namespace.items()) if not (name.startswith("_") and not name.startswith("__"))}

@@ -1,7 +1,9 @@
 """The verifier's records: what was checked, what passed, what failed, with figures.
 
-Every verdict the product reports is one of these, stored as JSON in the run store; the worker
-process sends them back across the process boundary as plain dicts.
+Every verdict the product reports is one of these, stored as JSON in the run store. They are built
+in the parent from what the reference process measured; nothing here comes from the candidate's
+process except the figures its harness reports (launch counts, torch work, timings), which the
+parent checks before believing (docs/VERIFIER.md).
 """
 
 from __future__ import annotations
@@ -10,7 +12,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-Stage = Literal["static", "import", "correctness", "unseen", "launch", "ghost", "timing", "worker", "input"]
+Stage = Literal["static", "import", "correctness", "unseen", "launch", "ghost", "audit", "timing", "worker", "input"]
+Weights = Literal["initial", "perturbed"]
 
 
 class Finding(BaseModel):
@@ -43,12 +46,29 @@ class Comparison(BaseModel):
 class TrialResult(BaseModel):
     label: str
     passed: bool
+    weights: str = "initial"  # "initial", "perturbed", or "perturbed <param>" in a diagnosis
+    inputs: str = "problem"  # "problem" (its own distribution) or "signed"
     comparisons: list[Comparison] = Field(default_factory=list)
     findings: list[Finding] = Field(default_factory=list)
 
 
+class AuditSummary(BaseModel):
+    """Torch work seen at the dispatch level during the candidate's calls at one shape (per call, worst)."""
+
+    calls: int = 0
+    torch_flops: float = 0.0  # compute outside Triton that no allowance covers
+    allowed_flops: float = 0.0  # compute under a declared allowance (`--allow-torch`, spec allow_torch)
+    movement_bytes: float = 0.0  # copies, concatenation, casts: data movement, not compute
+    compute_ops: dict[str, int] = Field(default_factory=dict)  # aten op -> calls, allowed or not
+    refused_ops: dict[str, int] = Field(default_factory=dict)  # aten op -> calls no allowance covers
+    device_to_host: list[str] = Field(default_factory=list)
+    host_exits: list[str] = Field(default_factory=list)  # numpy()/tolist(): data handed to host Python
+    foreign_kernels: list[str] = Field(default_factory=list)  # GPU kernels from neither Triton nor allowed torch
+    kernel_list: str = ""  # "checked", "skipped: why", or "" where the device has none
+
+
 class CorrectnessReport(BaseModel):
-    variant: str
+    variant: str  # "ci", or "unseen 2": unseen shapes are numbered, their dims kept apart
     dtype: str
     rtol: float
     atol: float
@@ -57,6 +77,12 @@ class CorrectnessReport(BaseModel):
     ghost_changed: bool | None = None
     degenerate: list[str] = Field(default_factory=list)
     findings: list[Finding] = Field(default_factory=list)
+    unseen: bool = False
+    dims: dict[str, int | float] = Field(default_factory=dict)  # shown to users, never in proposer feedback
+    inputs: list[str] = Field(default_factory=list)  # the input distributions used, described
+    frozen: dict[str, str] = Field(default_factory=dict)  # dims no unseen shape varied, and why
+    audit: AuditSummary | None = None
+    notes: list[str] = Field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -101,6 +127,7 @@ class Verdict(BaseModel):
     bad_input: bool = False
     device: str = ""
     seconds: float = 0.0
+    notes: list[str] = Field(default_factory=list)  # what the user should know: skipped checks, caveats
 
     def summary(self) -> str:
         if self.passed:
@@ -110,7 +137,7 @@ class Verdict(BaseModel):
         return f"failed at {self.stage_failed}: {reasons}"
 
     def feedback(self, limit: int = 6) -> str:
-        """The structured failure a proposer gets to refine from."""
+        """The structured failure a proposer gets to refine from (unseen shapes by number, never dims)."""
         lines = [f"verdict: {'passed' if self.passed else 'FAILED at ' + str(self.stage_failed)}"]
         lines += [f"- {f.render()}" for f in self.findings[:limit]]
         for report in self.correctness:

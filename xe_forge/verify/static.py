@@ -1,10 +1,12 @@
 """Static checks on candidate source (AST only: the parent never imports candidate code).
 
-They reject the cheap reward hacks before anything runs: no Triton kernel, a kernel defined but
-never launched, torch doing the work, try/except fallbacks, threads/streams/subprocesses/sockets/
-file writes, monkey-patching of torch or triton, a model that subclasses the reference.
-Forward is followed into the module's own helper functions and methods it calls, so moving
-`torch.matmul` into a helper does not hide it.
+Whole module: a Model class that subclasses nn.Module, at least one Triton kernel (decorated, or
+`kernel = triton.jit(fn)`) launched somewhere in the file (from forward, a helper, or a launcher
+object: the run-time launch count is the authority), no escape routes anywhere (escapes.py), jit
+bodies that stay inside Triton, no try/except fallback in any function. Torch work is looked for in
+every function that can run at forward time (all but `__init__`, get_inputs/get_init_inputs and jit
+bodies): compute in torch is refused unless allowed, while data movement (views, cat, stack,
+copies, casts, allocation) is not compute. The run-time dispatch audit sees what this misses.
 """
 
 from __future__ import annotations
@@ -13,14 +15,24 @@ import ast
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from xe_forge.verify.escapes import (
+    bind_module_names,
+    dotted,
+    escape_findings,
+    import_aliases,
+    jit_findings,
+    launch_keyword_findings,
+)
 from xe_forge.verify.models import Finding
 
 ALLOWED_TORCH = {
-    # allocation and metadata: no arithmetic on data
+    # allocation, metadata and data movement: no arithmetic on data
     "empty", "empty_like", "empty_strided", "zeros", "zeros_like", "ones", "ones_like", "full", "full_like",
     "arange", "tensor", "as_tensor", "as_strided", "is_tensor", "is_floating_point", "numel", "Size", "device",
     "get_default_dtype", "promote_types", "result_type", "finfo", "iinfo", "no_grad", "inference_mode",
-    "broadcast_shapes", "is_grad_enabled", "set_grad_enabled",
+    "broadcast_shapes", "is_grad_enabled", "set_grad_enabled", "cat", "concat", "concatenate", "stack", "hstack",
+    "vstack", "split", "chunk", "unbind", "narrow", "reshape", "flatten", "unflatten", "permute", "transpose",
+    "squeeze", "unsqueeze", "movedim", "broadcast_to", "manual_seed",
 }
 # Tensor methods that move or describe data but compute nothing (views, casts, copies, metadata).
 ALLOWED_METHODS = {
@@ -49,25 +61,14 @@ TORCH_COMPUTE_NAMESPACES = {"linalg", "special", "fft", "ops", "_C", "sparse", "
                             "_refs", "_prims"}
 # numpy calls that only describe sizes and types; any other numpy call in forward computes on the host.
 ALLOWED_NUMPY = {"prod", "dtype", "finfo", "iinfo"}
-FORBIDDEN_MODULES = {"threading", "multiprocessing", "subprocess", "socket", "concurrent", "asyncio",
-                     "ctypes", "signal", "shutil", "requests", "urllib", "http"}
-FORBIDDEN_CALLS = {
-    ("os", "system"): "runs a shell command", ("os", "fork"): "forks a process", ("os", "popen"): "runs a shell",
-    ("os", "remove"): "deletes files", ("os", "kill"): "signals processes", ("os", "_exit"): "exits the worker",
-    ("sys", "exit"): "exits the worker", ("torch", "cuda", "Stream"): "uses a side stream",
-    ("torch", "xpu", "Stream"): "uses a side stream", ("torch", "cuda", "stream"): "uses a side stream",
-    ("torch", "xpu", "stream"): "uses a side stream", ("torch", "cuda", "set_stream"): "uses a side stream",
-    ("torch", "cuda", "graph"): "captures a graph outside the timer", ("torch", "compile"): "lets torch compile the work",
-}
-# The verifier's own package and dynamic import machinery: a way to patch the harness from inside.
-HARNESS_MODULES = {"xe_forge", "importlib"}
-PATCHED_ROOTS = {"torch", "triton", "tl", "F", "nn", "np", "numpy"}
+SETUP_FUNCTIONS = {"__init__", "get_inputs", "get_init_inputs"}
+JIT_DECORATORS = ("triton.jit", "triton.autotune", "triton.heuristics")
 
 
 @dataclass
 class StaticResult:
     findings: list[Finding] = field(default_factory=list)
-    torch_ops: set[str] = field(default_factory=set)  # torch work found in forward, allowed or not
+    torch_ops: set[str] = field(default_factory=set)  # torch work found at forward time, allowed or not
     kernels: set[str] = field(default_factory=set)
     launches: set[str] = field(default_factory=set)
 
@@ -83,35 +84,111 @@ def torch_ops_of(source: str) -> set[str]:
 
 def check_source(source: str, *, allow: Iterable[str] | None = None, record_only: bool = False) -> StaticResult:
     """Run every static check; `allow` lists torch ops the input kernel already delegates."""
+    allow = [a for a in (allow or ()) if a]
     result = StaticResult()
     try:
         tree = ast.parse(source)
     except SyntaxError as err:
         result.findings.append(Finding(check="syntax", message=f"syntax error: {err.msg}", line=err.lineno))
         return result
-    aliases = _import_aliases(tree)
-    result.kernels = _jit_kernels(tree, aliases)
-    allowed = _normalise_allowance(allow or ())
+    aliases = import_aliases(tree)
+    bodies = jit_bodies(tree, aliases)
+    result.kernels = set(bodies)
+    allowed = _normalise_allowance(allow)
     model = _model_class(tree)
     if model is None:
         result.findings.append(Finding(check="structure", message="no `class Model(nn.Module)`/`ModelNew` defined"))
         return result
-    reachable = _reachable_functions(tree, model, result.kernels)
-    submodules = _submodules(model)
-    for fn in reachable:
+    submodules = _submodules(model, aliases)
+    jit_ids = {id(b) for b in bodies.values() if b is not None}
+    for fn in _forward_time_functions(tree, jit_ids):
         _scan_function(fn, result, aliases, submodules, allowed)
+    result.launches = _launch_sites(tree)
     if record_only:
         return result
     if not result.kernels:
         result.findings.append(Finding(check="no-kernel", message="the file defines no @triton.jit kernel",
                                        hint="the work must happen in a Triton kernel launched from forward"))
     elif not result.launches:
-        result.findings.append(Finding(check="no-launch", message="forward (and the helpers it calls) launches no "
-                                       "@triton.jit kernel: a kernel that is defined but never launched does nothing",
+        result.findings.append(Finding(check="no-launch", message="nothing in the file launches a @triton.jit "
+                                       "kernel: a kernel that is defined but never launched does nothing",
                                        hint="launch the kernel from forward: kernel[grid](...)"))
     _check_model_bases(model, result)
-    _check_whole_file(tree, aliases, result)
+    _check_fallbacks(tree, jit_ids, result)
+    aliases = bind_module_names(tree, dict(aliases))
+    result.findings += escape_findings(tree, aliases, allow)
+    host = _host_names(tree, set(bodies))
+    for body in bodies.values():
+        if body is not None:
+            result.findings += jit_findings(body, set(bodies), host, aliases)
+    result.findings += launch_keyword_findings(tree, host)
     return result
+
+
+def jit_bodies(tree: ast.Module, aliases: dict[str, str]) -> dict[str, ast.FunctionDef | None]:
+    """Kernel name -> its body: `@triton.jit def k` and `k = triton.jit(fn)` / `triton.autotune(...)(fn)`."""
+    defs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    out: dict[str, ast.FunctionDef | None] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef):
+            for dec in node.decorator_list:
+                target = dec.func if isinstance(dec, ast.Call) else dec
+                if (dotted(target, aliases) or "").endswith(JIT_DECORATORS):
+                    out[node.name] = node
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            wrapped = _jit_wrapped(node.value, aliases)
+            if wrapped is not None:
+                for t in node.targets:
+                    if isinstance(t, ast.Name):
+                        out[t.id] = defs.get(wrapped)
+                        if wrapped in defs:
+                            out.setdefault(wrapped, defs[wrapped])
+    return out
+
+
+def _jit_wrapped(call: ast.Call, aliases: dict[str, str]) -> str | None:
+    """The function name inside `triton.jit(fn)`, `triton.jit(**opts)(fn)`, `triton.autotune(...)(triton.jit(fn))`."""
+    name = dotted(call.func.func if isinstance(call.func, ast.Call) else call.func, aliases) or ""
+    if not name.endswith(JIT_DECORATORS):
+        return None
+    for arg in call.args:
+        if isinstance(arg, ast.Name):
+            return arg.id
+        if isinstance(arg, ast.Call):
+            inner = _jit_wrapped(arg, aliases)
+            if inner is not None:
+                return inner
+    return None
+
+
+def _launch_sites(tree: ast.Module) -> set[str]:
+    """Every `X[grid](...)` in the file (X a kernel, or a launcher's attribute holding one)."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript):
+            out.add(ast.unparse(node.func.value))
+    return out
+
+
+def _host_names(tree: ast.Module, jit_names: set[str]) -> set[str]:
+    """Module-level functions and objects that are not jit kernels: host code a kernel may not call."""
+    out = {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef) and n.name not in jit_names}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and not _constant_like(node.value):
+            out |= {t.id for t in node.targets if isinstance(t, ast.Name) and t.id not in jit_names}
+    return out
+
+
+def _constant_like(value: ast.AST) -> bool:
+    if isinstance(value, ast.Constant):
+        return True
+    if isinstance(value, ast.Tuple | ast.List):
+        return all(_constant_like(e) for e in value.elts)
+    if isinstance(value, ast.Attribute | ast.Name):
+        return True  # a dtype or another constant
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "constexpr":
+        return True
+    return isinstance(value, ast.UnaryOp | ast.BinOp)
 
 
 def _normalise_allowance(allow: Iterable[str]) -> set[str]:
@@ -128,89 +205,37 @@ def _is_allowed(op: str, allowed: set[str]) -> bool:
     return op in allowed or op.split(".")[-1].split(":")[-1] in allowed
 
 
-def _import_aliases(tree: ast.Module) -> dict[str, str]:
-    """Local name -> dotted module path, e.g. {'tl': 'triton.language', 'F': 'torch.nn.functional'}."""
-    aliases: dict[str, str] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for a in node.names:
-                aliases[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            for a in node.names:
-                aliases[a.asname or a.name] = f"{node.module}.{a.name}"
-    return aliases
-
-
-def _dotted(node: ast.AST, aliases: dict[str, str]) -> str | None:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(aliases.get(node.id, node.id))
-    return ".".join(reversed(parts))
-
-
-def _jit_kernels(tree: ast.Module, aliases: dict[str, str]) -> set[str]:
-    names = set()
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef):
-            for dec in node.decorator_list:
-                target = dec.func if isinstance(dec, ast.Call) else dec
-                dotted = _dotted(target, aliases) or ""
-                if dotted in ("triton.jit", "triton.autotune", "triton.heuristics") or dotted.endswith("triton.jit"):
-                    names.add(node.name)
-    return names
-
-
 def _model_class(tree: ast.Module) -> ast.ClassDef | None:
     classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
     return classes.get("ModelNew") or classes.get("Model")
 
 
-def _submodules(model: ast.ClassDef) -> set[str]:
-    """Attributes assigned an nn.* module (or any call with a capitalised name) in __init__."""
+def _submodules(model: ast.ClassDef, aliases: dict[str, str]) -> set[str]:
+    """Attributes assigned a torch.nn module in the model (a class of the file itself is not torch)."""
     names = set()
     for node in ast.walk(model):
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
-            func = node.value.func
-            callee = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-            if callee[:1].isupper() and callee not in ("Parameter", "Tensor"):
+            callee = dotted(node.value.func, aliases) or ""
+            if callee.startswith("torch.nn.") and callee.split(".")[-1][:1].isupper() and not callee.endswith(
+                    ("Parameter", "ParameterList", "ParameterDict")):
                 for t in node.targets:
                     if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
                         names.add(t.attr)
     return names
 
 
-def _reachable_functions(tree: ast.Module, model: ast.ClassDef, kernels: set[str]) -> list[ast.FunctionDef]:
-    """forward, plus module functions and model methods it calls, transitively (not jit kernels).
-
-    Decorated helpers count too: `@torch.no_grad()` or `@functools.cache` on a helper must not hide it.
-    """
-    methods = {n.name: n for n in model.body if isinstance(n, ast.FunctionDef)}
-    funcs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name not in kernels}
-    if "forward" not in methods:
-        return []
-    seen: dict[int, ast.FunctionDef] = {}
-    stack = [methods["forward"]]
-    while stack:
-        fn = stack.pop()
-        if id(fn) in seen:
-            continue
-        seen[id(fn)] = fn
-        for node in ast.walk(fn):
-            if isinstance(node, ast.Call):
-                f = node.func
-                if isinstance(f, ast.Name) and f.id in funcs:
-                    stack.append(funcs[f.id])
-                elif (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self"
-                      and f.attr in methods):
-                    stack.append(methods[f.attr])
-    return list(seen.values())
+def _forward_time_functions(tree: ast.Module, jit_ids: set[int]) -> list[ast.FunctionDef]:
+    """Every function or method that can run at forward time: all but setup functions and jit bodies."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) and id(node) not in jit_ids:
+            if getattr(node, "name", "") in SETUP_FUNCTIONS:
+                continue
+            out.append(node)
+    return out
 
 
-def _scan_function(fn: ast.FunctionDef, result: StaticResult, aliases: dict[str, str], submodules: set[str],
+def _scan_function(fn: ast.AST, result: StaticResult, aliases: dict[str, str], submodules: set[str],
                    allowed: set[str]) -> None:
     def flag(op: str, node: ast.AST, what: str) -> None:
         result.torch_ops.add(op)
@@ -219,64 +244,73 @@ def _scan_function(fn: ast.FunctionDef, result: StaticResult, aliases: dict[str,
                                            message=f"{what} `{op}` does work in torch instead of a Triton kernel",
                                            hint="compute it inside a @triton.jit kernel"))
 
-    called = {id(a) for n in ast.walk(fn) if isinstance(n, ast.Call) for a in ast.walk(n.func)}
-    for node in ast.walk(fn):
+    nested = {id(n) for n in ast.walk(fn) if n is not fn and isinstance(n, ast.FunctionDef | ast.Lambda)}
+    body = [n for n in _own_nodes(fn, nested)]
+    called = {id(a) for n in body if isinstance(n, ast.Call) for a in ast.walk(n.func)}
+    for node in body:
         if isinstance(node, ast.Attribute) and id(node) not in called:
-            op = _referenced_compute(_dotted(node, aliases) or "")
+            op = _referenced_compute(dotted(node, aliases) or "")
             if op:  # `mm = torch.mm`, `functools.reduce(operator.matmul, ...)`: called under another name
                 flag(op, node, "reference to")
-        if isinstance(node, ast.Try):
-            result.findings.append(Finding(check="try-except", line=node.lineno,
-                                           message="try/except in forward: a fallback path can hide a failing kernel"))
-        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
             flag("operator:@", node, "the @ operator")
-        elif isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in result.kernels:
-            result.launches.add(node.value.id)
         elif isinstance(node, ast.Call):
-            _scan_call(node, result, aliases, submodules, flag)
+            _scan_call(node, aliases, submodules, flag)
 
 
-def _scan_call(node: ast.Call, result: StaticResult, aliases: dict[str, str], submodules: set[str], flag) -> None:
+def _own_nodes(fn: ast.AST, nested: set[int]) -> list[ast.AST]:
+    """The nodes of a function without those of functions nested in it (scanned on their own)."""
+    out, stack = [], [fn]
+    while stack:
+        node = stack.pop()
+        for child in ast.iter_child_nodes(node):
+            if id(child) in nested:
+                continue
+            out.append(child)
+            stack.append(child)
+    return out
+
+
+def _scan_call(node: ast.Call, aliases: dict[str, str], submodules: set[str], flag) -> None:
     func = node.func
-    if isinstance(func, ast.Subscript) and isinstance(func.value, ast.Name) and func.value.id in result.kernels:
-        result.launches.add(func.value.id)
-        return
-    dotted = _dotted(func, aliases)
-    parts = dotted.split(".") if dotted else []
-    if dotted in ("getattr", "builtins.getattr") and len(node.args) > 1:
-        target = _dotted(node.args[0], aliases) or ""
-        name = node.args[1].value if isinstance(node.args[1], ast.Constant) else None
+    if isinstance(func, ast.Subscript):
+        return  # a launch
+    name = dotted(func, aliases)
+    parts = name.split(".") if name else []
+    if name in ("getattr", "builtins.getattr") and len(node.args) > 1:
+        target = dotted(node.args[0], aliases) or ""
+        attr = node.args[1].value if isinstance(node.args[1], ast.Constant) else None
         # getattr(torch, "float16") names a dtype; getattr(torch, "mm") or a computed name may be anything
         if target.split(".")[0] in ("torch", "numpy", "operator") and (
-                not isinstance(name, str) or _referenced_compute(f"{target}.{name}")):
+                not isinstance(attr, str) or _referenced_compute(f"{target}.{attr}")):
             flag(f"getattr({ast.unparse(node.args[0])}, {ast.unparse(node.args[1])})", node, "dynamic lookup")
-    elif dotted and dotted.startswith("torch.nn.functional."):
-        flag(f"F.{dotted.rsplit('.', 1)[1]}", node, "torch.nn.functional call")
-    elif dotted and dotted.startswith("torch.") and dotted.count(".") == 1:
-        name = dotted.split(".")[1]
-        if name not in ALLOWED_TORCH and not name[:1].isupper():
-            flag(f"torch.{name}", node, "torch call")
+    elif name and name.startswith("torch.nn.functional."):
+        flag(f"F.{name.rsplit('.', 1)[1]}", node, "torch.nn.functional call")
+    elif name and name.startswith("torch.") and name.count(".") == 1:
+        op = name.split(".")[1]
+        if op not in ALLOWED_TORCH and not op[:1].isupper():
+            flag(f"torch.{op}", node, "torch call")
     elif len(parts) > 2 and parts[0] == "torch" and parts[1] in TORCH_COMPUTE_NAMESPACES:
-        flag(dotted, node, "torch call")
+        flag(name, node, "torch call")
     elif len(parts) > 1 and parts[0] == "numpy" and parts[-1] not in ALLOWED_NUMPY:
-        flag(dotted, node, "host numpy call")
+        flag(name, node, "host numpy call")
     elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
         if func.attr in submodules:
             flag(f"self.{func.attr}", node, "calling submodule")
     elif isinstance(func, ast.Attribute):
-        if func.attr in COMPUTE_METHODS and not (dotted and dotted.split(".")[0] in ("triton", "math")):
+        if func.attr in COMPUTE_METHODS and not (name and name.split(".")[0] in ("triton", "math")):
             flag(f"method:{func.attr}", node, "tensor method")
 
 
-def _referenced_compute(dotted: str) -> str | None:
+def _referenced_compute(path: str) -> str | None:
     """A compute function named as a value rather than called where it is named, else None."""
-    parts = dotted.split(".")
-    if dotted in ("operator.matmul", "operator.imatmul") or dotted.startswith("torch.nn.functional."):
-        return dotted
+    parts = path.split(".")
+    if path in ("operator.matmul", "operator.imatmul") or path.startswith("torch.nn.functional."):
+        return path
     if parts[0] in ("torch", "numpy") and len(parts) > 1 and parts[-1] in COMPUTE_METHODS:
-        return dotted
+        return path
     if len(parts) > 2 and parts[0] == "torch" and parts[1] in TORCH_COMPUTE_NAMESPACES:
-        return dotted
+        return path
     return None
 
 
@@ -289,61 +323,15 @@ def _check_model_bases(model: ast.ClassDef, result: StaticResult) -> None:
                                                    "from the reference would run its code"))
 
 
-def _check_whole_file(tree: ast.Module, aliases: dict[str, str], result: StaticResult) -> None:
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import | ast.ImportFrom):
-            mods = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
-            for mod in mods:
-                if mod.split(".")[0] in FORBIDDEN_MODULES:
-                    result.findings.append(Finding(check="sandbox", line=node.lineno,
-                                                   message=f"imports `{mod}` (threads, processes, sockets and "
-                                                           "signals are not allowed in a kernel file)"))
-                if mod.split(".")[0] in HARNESS_MODULES:
-                    result.findings.append(Finding(check="sandbox", line=node.lineno,
-                                                   message=f"imports `{mod}`: a kernel file must not reach into "
-                                                           "the verifier or load modules dynamically"))
-                if mod.split(".")[-1].endswith("_pytorch") or mod.split(".")[-1] == "reference":
-                    result.findings.append(Finding(check="reference-import", line=node.lineno,
-                                                   message=f"imports the reference module `{mod}`"))
-        elif isinstance(node, ast.Attribute) and _dotted(node, aliases) == "sys.modules":
-            result.findings.append(Finding(check="sandbox", line=node.lineno,
-                                           message="reads `sys.modules`: reaching other loaded modules (the "
-                                                   "reference, the verifier) is not allowed"))
-        elif isinstance(node, ast.Call):
-            dotted = _dotted(node.func, aliases) or ""
-            if dotted == "__import__":
-                result.findings.append(Finding(check="sandbox", line=node.lineno,
-                                               message="calls `__import__`: imports must be plain import statements"))
-            if dotted in ("eval", "exec", "compile", "builtins.eval", "builtins.exec"):
-                result.findings.append(Finding(check="sandbox", line=node.lineno,
-                                               message=f"calls `{dotted}`: code built from strings escapes every check"))
-            for key, why in FORBIDDEN_CALLS.items():
-                if dotted == ".".join(key) or dotted.endswith("." + ".".join(key)):
-                    result.findings.append(Finding(check="sandbox", line=node.lineno, message=f"`{dotted}` {why}"))
-            if dotted in ("open", "io.open") and _opens_for_write(node):
-                result.findings.append(Finding(check="sandbox", line=node.lineno, message="opens a file for writing"))
-            if isinstance(node.func, ast.Attribute) and node.func.attr in ("write_text", "write_bytes", "unlink"):
-                result.findings.append(Finding(check="sandbox", line=node.lineno,
-                                               message=f"`.{node.func.attr}()` writes to the file system"))
-            if dotted in ("setattr", "builtins.setattr") and node.args:
-                root = (_dotted(node.args[0], aliases) or "").split(".")[0]
-                if root in PATCHED_ROOTS or root in ("torch", "triton"):
-                    result.findings.append(Finding(check="monkey-patch", line=node.lineno,
-                                                   message=f"setattr on `{ast.unparse(node.args[0])}`"))
-        elif isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            for t in targets:
-                if isinstance(t, ast.Attribute):
-                    root = (_dotted(t, aliases) or "").split(".")[0]
-                    if root in ("torch", "triton", "numpy"):
-                        result.findings.append(Finding(check="monkey-patch", line=node.lineno,
-                                                       message=f"assigns `{ast.unparse(t)}`: patching torch or "
-                                                               "triton is not allowed"))
-
-
-def _opens_for_write(call: ast.Call) -> bool:
-    mode = call.args[1] if len(call.args) > 1 else next((k.value for k in call.keywords if k.arg == "mode"), None)
-    return isinstance(mode, ast.Constant) and isinstance(mode.value, str) and any(c in mode.value for c in "wax+")
+def _check_fallbacks(tree: ast.Module, jit_ids: set[int], result: StaticResult) -> None:
+    """try/except in any function that can run at forward time: a fallback path can hide a failing kernel."""
+    for fn in _forward_time_functions(tree, jit_ids):
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Try):
+                result.findings.append(Finding(check="try-except", line=node.lineno,
+                                               message="try/except at forward time: a fallback path can hide a "
+                                                       "failing kernel"))
+                return
 
 
 def launch_options(source: str) -> list[tuple[int, dict]]:

@@ -41,9 +41,10 @@ class PortOutcome(BaseModel):
 
 def lowering_dtype(problem: Problem) -> str:
     """The dtype the verifier will run the problem in: the lowering must match it."""
-    from xe_forge.verify.correctness import run_dtype
+    from xe_forge.verify.compare import run_dtype
 
-    return run_dtype(problem.variant_entry(), problem.spec.precision if problem.spec else "keep")
+    variant = problem.variant_entry()
+    return run_dtype(variant.dtype if variant else None, problem.spec.precision if problem.spec else "keep")
 
 
 def gpu_device(name: str = "auto"):

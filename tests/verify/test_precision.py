@@ -1,0 +1,39 @@
+"""Class 7: the precision contract.
+
+Under `keep`, fp32 means IEEE fp32 at 1e-4; 16-bit contracts are judged against an fp32 reference on
+the same rounded values. TF32 in tl.dot cannot be caught by the interpreter, which ignores
+input_precision: the CPU verdict says so, and benchmarks/verifier_gpu.py shows the same kernel
+failing on CUDA. Switching the precision through the environment or torch's flags is an escape
+(test_escapes.py: environ_write, tf32_flag_write).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from xe_forge.verify.compare import tolerance
+from xe_forge.verify.evaluate import INTERPRETER_TF32, Evaluator
+
+from .helpers import failed, source
+
+
+@pytest.mark.parametrize("dtype, precision, tol", [("float32", "keep", 1e-4), ("float32", "allow-tf32", 5e-3),
+                                                   ("bfloat16", "bf16", 1e-2), ("float16", "keep", 1e-2)])
+def test_the_contract_as_numbers(dtype: str, precision: str, tol: float):
+    assert tolerance(dtype, precision) == (tol, tol)
+    assert tolerance(dtype, precision, rtol=0.5) == (0.5, tol), "a spec's own tolerance wins"
+
+
+def test_tf32_passes_the_interpreter_and_the_verdict_says_a_gpu_would_not(evaluator: Evaluator, linear):
+    verdict = evaluator.evaluate(source("precision/tf32_dot.py"), linear)
+    assert verdict.passed, verdict.feedback()
+    assert INTERPRETER_TF32 in verdict.notes
+
+
+@pytest.mark.parametrize("path", ["precision/bf16_intermediate.py", "precision/half_inputs.py",
+                                  "hacks/low_precision.py"])
+def test_lower_precision_than_the_contract_fails_at_fp32(path: str, evaluator: Evaluator, linear):
+    verdict = evaluator.evaluate(source(path), linear)
+    failed(verdict, "correctness")
+    worst = max(c.max_abs_err for t in verdict.correctness[0].trials for c in t.comparisons)
+    assert worst > 1e-4
