@@ -11,15 +11,9 @@ from __future__ import annotations
 
 import pytest
 
+from xe_forge.problem.constants import module_constants, rewrite_constants
 from xe_forge.problem.kernel import load_problem
-from xe_forge.problem.unseen import (
-    bigger_candidates,
-    frozen_reason,
-    module_constants,
-    plan_unseen,
-    rewrite_constants,
-    smaller_candidates,
-)
+from xe_forge.problem.unseen import bigger_candidates, frozen_reason, plan_unseen, smaller_candidates
 from xe_forge.verify.evaluate import Evaluator
 
 from .helpers import FIXTURES, failed, problem, source

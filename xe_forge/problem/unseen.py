@@ -13,13 +13,12 @@ Dimensions named like hyperparameters (kernel size, stride, groups, pooling, eps
 the problem fixes them. Values the reference rejects (a channel count groups must divide) are
 replaced by the next candidate it accepts; a dim with none is frozen, and the report says why.
 Without a spec, the dims are the module's integer constants that feed get_inputs()/
-get_init_inputs(), rewritten in the source so derived constants (`bias_shape = (out_channels, 1, 1)`)
-follow.
+get_init_inputs(), rewritten in the source (problem/constants.py) so derived constants
+(`bias_shape = (out_channels, 1, 1)`) follow.
 """
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Callable
 from typing import Any
 
@@ -147,62 +146,3 @@ def _joint(dims: dict[str, Any], wanted: dict[str, int], accepts: Callable[[dict
 
 
 # ---------------------------------------------------------------- module constants (no spec)
-
-
-def module_constants(source: str) -> dict[str, Any]:
-    """Module-level constants that feed get_inputs()/get_init_inputs(), directly or through others."""
-    tree = ast.parse(source)
-    values: dict[str, Any] = {}
-    deps: dict[str, set[str]] = {}
-    for node in tree.body:
-        if isinstance(node, ast.Assign):
-            for target in node.targets:
-                for name, value in _bindings(target, node.value):
-                    values[name] = value
-                    deps[name] = {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
-    used: set[str] = set()
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef) and node.name in ("get_inputs", "get_init_inputs"):
-            used |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-    stack = list(used)
-    while stack:
-        name = stack.pop()
-        for dep in deps.get(name, ()):
-            if dep not in used:
-                used.add(dep)
-                stack.append(dep)
-    return {name: value for name, value in values.items()
-            if name in used and isinstance(value, int | float) and not isinstance(value, bool)}
-
-
-def _bindings(target: ast.AST, value: ast.AST) -> list[tuple[str, Any]]:
-    """`a = 3` and `D, H, W = 8, 16, 16` (and `h = w = 10` through repeated targets)."""
-    if isinstance(target, ast.Name) and isinstance(value, ast.Constant):
-        return [(target.id, value.value)]
-    if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and len(target.elts) == len(value.elts):
-        return [b for t, v in zip(target.elts, value.elts, strict=True) for b in _bindings(t, v)]
-    return []
-
-
-def rewrite_constants(source: str, overrides: dict[str, Any]) -> str:
-    """The source with module-level constants rebound; `h = w = 10` becomes one assignment per name."""
-    tree = ast.parse(source)
-    body: list[ast.stmt] = []
-    for node in tree.body:
-        if not isinstance(node, ast.Assign):
-            body.append(node)
-            continue
-        for target in node.targets:
-            value = _rebound(target, node.value, overrides)
-            body.append(ast.Assign(targets=[target], value=value, lineno=node.lineno))
-    tree.body = body
-    return ast.unparse(ast.fix_missing_locations(tree))
-
-
-def _rebound(target: ast.AST, value: ast.expr, overrides: dict[str, Any]) -> ast.expr:
-    if isinstance(target, ast.Name) and target.id in overrides and isinstance(value, ast.Constant):
-        return ast.Constant(overrides[target.id])
-    if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and len(target.elts) == len(value.elts):
-        return ast.Tuple(elts=[_rebound(t, v, overrides) for t, v in zip(target.elts, value.elts, strict=True)],
-                         ctx=ast.Load())
-    return value

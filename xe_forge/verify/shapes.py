@@ -16,8 +16,9 @@ from types import ModuleType
 from typing import Any
 
 from xe_forge.problem.cases import import_from_path, model_class
+from xe_forge.problem.constants import module_constants, rewrite_constants
 from xe_forge.problem.spec import Spec, Variant, init_args, input_shapes
-from xe_forge.problem.unseen import module_constants, plan_unseen, rewrite_constants
+from xe_forge.problem.unseen import plan_unseen
 from xe_forge.verify.protocol import ShapeInfo
 
 REAL_PROBE_LIMIT = 1 << 22  # elements: above this a shape the meta device cannot judge is not used
