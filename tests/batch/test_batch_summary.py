@@ -39,7 +39,18 @@ def test_fast_p_counts_every_problem_in_the_denominator(measured: list[dict]):
     s = summarize(measured, wall_seconds=360.0, workers=2)
     assert s["problems"] == 5 and s["correct"] == 3 and s["correctness_rate"] == pytest.approx(0.6)
     assert s["speed_measured"] is True
-    assert s["fast_p"] == pytest.approx({"0": 0.6, "0.8": 0.6, "1": 0.4, "1.5": 0.2, "2": 0.2})
+    # #2 is correct (fast_0) but degenerate: its 0.9x does not count toward fast_0.8 by default
+    assert s["fast_p"] == pytest.approx({"0": 0.6, "0.8": 0.4, "1": 0.4, "1.5": 0.2, "2": 0.2})
+
+
+def test_a_speedup_on_a_degenerate_problem_counts_in_fast_p_only_when_asked(measured: list[dict]):
+    measured[1]["timings"] = _timed(9.0)  # a degenerate problem "won" big
+    default = summarize(measured)
+    assert default["fast_p"]["2"] == pytest.approx(0.2) and default["degenerate_in_fast_p"] is False
+    counted = summarize(measured, count_degenerate=True)
+    assert counted["fast_p"]["2"] == pytest.approx(0.4)
+    assert "1 degenerate problem(s): their speedups not counted above p=0" in render_markdown(default)
+    assert "counted (--count-degenerate)" in render_markdown(counted)
 
 
 def test_geomeans_are_over_correct_measured_problems(measured: list[dict]):

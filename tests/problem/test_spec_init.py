@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from xe_forge.cli.app import app
 from xe_forge.errors import InputError
 from xe_forge.problem.constants import module_constants, rewrite_constants
-from xe_forge.problem.spec import load_spec
+from xe_forge.problem.spec import SpecError, load_spec
 from xe_forge.problem.spec_bind import fit_many, fit_one
 from xe_forge.problem.spec_init import init_spec, render_yaml
 from xe_forge.problem.spec_probe import InitFact, InputFact, ProbeResult, ladder
@@ -172,4 +172,23 @@ def test_a_kernel_that_needs_aligned_sizes_gets_an_aligned_ci(tmp_path):
     kernel.write_text(kernel.read_text().replace("        N = w.shape[0]\n", "        N = w.shape[0]\n" + ALIGNED))
     done = init_spec(kernel)
     assert all(v % 32 == 0 for v in done.probe.ci.values()), done.probe.ci
-    assert done.verdict is not None and done.verdict.passed
+    # the kernel's need is written down, and the verifier's own unseen shapes honour it (and say so)
+    assert done.probe.multiple_of and set(done.probe.multiple_of.values()) == {32}, done.probe.multiple_of
+    assert "multiple_of:" in done.text
+    assert done.verdict is not None and done.verdict.passed, [f.render() for f in done.verdict.findings[:2]]
+    assert any("a multiple of 32" in n for n in done.verdict.notes), done.verdict.notes
+    grown = [r for r in done.verdict.correctness if r.unseen]
+    assert grown and all(v % 32 == 0 for r in grown for d, v in r.dims.items() if d in done.probe.multiple_of)
+
+
+def test_multiple_of_names_known_dims_with_integer_steps(tmp_path):
+    base = "inputs: {X: {shape: [N]}}\nci:\n  - dims: {N: 32}\n"
+    for bad, said in (("multiple_of: {M: 32}\n", "which no variant defines"),
+                      ("multiple_of: {N: 1}\n", "at least 2"), ("multiple_of: [N]\n", "must be a mapping")):
+        path = tmp_path / "s.yaml"
+        path.write_text(base + bad)
+        with pytest.raises(SpecError, match=said):
+            load_spec(path)
+    path.write_text(base + "multiple_of: {N: 32}\n")
+    spec = load_spec(path)
+    assert spec.admits({"N": 64}) and not spec.admits({"N": 72})

@@ -109,3 +109,36 @@ def test_allowance_does_not_let_more_work_move_to_torch():
     text = source("conv/good.py").replace("y = self.conv(x).contiguous()", "y = torch.relu(self.conv(x)).contiguous()")
     refused = check_source(text, allow=input_allowance(problem("conv"))).findings
     assert [f.check for f in refused] == ["torch-compute"] and "torch.relu" in refused[0].message
+
+
+PRUNE = '''def _fit(configs, named_args, **kwargs):
+    return [c for c in configs if c.kwargs["BLOCK_K"] <= max(16, named_args["K"])]
+
+
+@triton.autotune(
+'''
+
+
+def test_an_autotune_prune_function_in_the_decorator_is_not_a_kernel_calling_host_code():
+    text = source("linear/autotuned.py").replace("@triton.autotune(\n", PRUNE, 1)
+    text = text.replace('    key=["M", "N", "K"],\n', '    key=["M", "N", "K"],\n    prune_configs_by={"early_config_prune": _fit},\n')
+    assert "_fit}" in text and check_source(text).findings == []
+
+
+LAUNCH = "        _linear_relu_kernel[grid](x, self.linear.weight, self.linear.bias, out, M, N, K)\n"
+
+
+def _config_launch(table: str) -> str:
+    """linear/good.py's launch with its tiles spread from a module-level table."""
+    text = source("linear/autotuned.py")
+    text = text[:text.index("@triton.autotune(")] + "@triton.jit" + text[text.index("\ndef _linear_relu_kernel"):]
+    text = text.replace("\n\n\nclass ModelNew", f"\n\n\ndef _host_act(v):\n    return v\n\n\nCONFIG = {table}\n\n\n"
+                                                "class ModelNew", 1)
+    return text.replace(LAUNCH, LAUNCH.replace("M, N, K)", "M, N, K, **CONFIG)"), 1)
+
+
+def test_a_launch_may_spread_a_table_of_constants_but_not_a_host_function_hidden_in_one():
+    constants = _config_launch('{"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 16}')
+    assert "**CONFIG" in constants and check_source(constants).findings == []
+    hidden = _config_launch('{"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 16, "ACT": _host_act}')
+    assert any(f.check == "jit-body" and "CONFIG" in f.message for f in check_source(hidden).findings)

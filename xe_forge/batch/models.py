@@ -35,6 +35,7 @@ class BatchRequest(BaseModel):
     out: str = "batch-out"
     time_limit: float = 1800.0
     compile: bool = False
+    count_degenerate: bool = Field(False, description="count speedups on degenerate problems in fast_p")
     ray: str | None = Field(None, description="Ray cluster address (batch/ray_backend.py); None: local workers")
     run: RunRequest = Field(default_factory=RunRequest)
 

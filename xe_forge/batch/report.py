@@ -2,7 +2,10 @@
 
 fast_p (KernelBench) is the fraction of ALL problems that are correct and faster than eager by more
 than p; failures and skips count against it. On the CPU speed is not measured: only fast_0 (the
-correctness rate) is reported and the other entries say so.
+correctness rate) is reported and the other entries say so. A problem whose reference is degenerate
+(constant or near-zero output at some weights: KernelBench's own list is in shared reference notes) is
+correct or not like any other, but its speedup counts toward fast_p (p > 0) only with
+`count_degenerate`: a kernel can be fast there for reasons that say nothing about the kernel.
 """
 
 from __future__ import annotations
@@ -28,19 +31,21 @@ def geomean(values: list[float]) -> float | None:
 
 
 def summarize(results: list[dict[str, Any]], *, wall_seconds: float = 0.0, workers: int = 1,
-              ran: int | None = None, interrupted: bool = False) -> dict[str, Any]:
+              ran: int | None = None, interrupted: bool = False, count_degenerate: bool = False) -> dict[str, Any]:
     """`ran`: problems run by this invocation (a resumed batch also reports the earlier ones) for the rate.
-    `interrupted`: the batch was stopped (Ctrl-C); the figures are over what finished, the rest is listed."""
+    `interrupted`: the batch was stopped (Ctrl-C); the figures are over what finished, the rest is listed.
+    `count_degenerate`: let speedups on degenerate problems count toward fast_p (p > 0)."""
     n = len(results)
     correct = [r for r in results if r.get("correct")]
     eager = {r["id"]: _speedup(r, "eager") for r in correct}
     measured = any(v is not None for v in eager.values())
+    scored = [r for r in correct if count_degenerate or not r.get("degenerate")]
     fast_p: dict[str, float | str] = {}
     for p in P_VALUES:
         if p == 0:
             fast_p["0"] = len(correct) / n if n else 0.0
         elif measured:
-            fast_p[f"{p:g}"] = sum(1 for r in correct if (eager.get(r["id"]) or 0) > p) / n
+            fast_p[f"{p:g}"] = sum(1 for r in scored if (eager.get(r["id"]) or 0) > p) / n
         else:
             fast_p[f"{p:g}"] = "not measured (CPU)"
     finished = [r for r in results if r.get("status") not in (None, "running")]
@@ -55,6 +60,7 @@ def summarize(results: list[dict[str, Any]], *, wall_seconds: float = 0.0, worke
         "geomean_speedup_vs_seed": geomean([_speedup(r, "eager") / _speedup({"timings": r.get("seed_timings")}, "eager")
                                             for r in correct if _speedup(r, "eager") and r.get("seed_timings")]),
         "degenerate": {r["name"]: r["degenerate"] for r in results if r.get("degenerate")},
+        "degenerate_in_fast_p": count_degenerate,
         "workers": workers,
         "workers_used": sorted({r["worker"] for r in results if r.get("worker") is not None}),
         "wall_seconds": wall_seconds,
@@ -108,11 +114,19 @@ def _geomean_text(summary: dict[str, Any], key: str, absent: str) -> str:
     return "not measured (CPU)" if not summary["speed_measured"] else absent
 
 
+def _degenerate_note(s: dict[str, Any]) -> str:
+    if not s.get("degenerate"):
+        return ""
+    how = "counted (--count-degenerate)" if s.get("degenerate_in_fast_p") else "not counted above p=0"
+    return f" ({len(s['degenerate'])} degenerate problem(s): their speedups {how})"
+
+
 def headline_lines(summary: dict[str, Any]) -> list[str]:
     """The figures a batch is judged by, one per line, as the console, summary.md and report.html show them."""
     s = summary
     lines = [f"problems: {s['problems']}, correct: {s['correct']} ({s['correctness_rate']:.0%})",
-             "fast_p: " + ", ".join(f"p={k}: {_fmt(v)}" for k, v in s["fast_p"].items()),
+             "fast_p: " + ", ".join(f"p={k}: {_fmt(v)}" for k, v in s["fast_p"].items())
+             + _degenerate_note(s),
              f"geomean speedup over eager (correct, measured): "
              f"{_geomean_text(s, 'geomean_speedup_vs_eager', 'no correct problem was timed')}",
              f"geomean speedup over torch.compile: "

@@ -289,7 +289,8 @@ def run_batch(opts: BatchRequest, progress: BatchProgress | None = None) -> dict
     results += [{"id": p.id, "name": p.name, "status": None} for p in problems
                 if p.id not in {r["id"] for r in results}]  # never started: listed as unfinished
     summary = summarize(sorted(results, key=lambda r: r["id"]), wall_seconds=time.monotonic() - started,
-                        workers=len(slots), ran=len(todo), interrupted=interrupted)
+                        workers=len(slots), ran=len(todo), interrupted=interrupted,
+                        count_degenerate=opts.count_degenerate)
     write_batch_report(out, summary, results)
     return summary
 

@@ -50,8 +50,12 @@ def batch(
     timeout: TimeoutOpt = None,
     trials: TrialsOpt = None,
     profile: ProfileOpt = None,
-    compile_ref: Annotated[bool, typer.Option("--compile", help="Also time torch.compile of each reference "
-                                              "(GPU; adds compile time per problem).")] = False,
+    compile_ref: Annotated[bool, typer.Option("--compile", help="Also time each seed against torch.compile "
+                                              "(GPU; the output is always timed against eager and torch.compile; "
+                                              "this adds the seed's compile time per problem).")] = False,
+    count_degenerate: Annotated[bool, typer.Option("--count-degenerate", help="Count speedups on problems whose "
+                                                   "reference is degenerate (constant or near-zero output) in "
+                                                   "fast_p; by default they count only as correct.")] = False,
     export_trajectories: Annotated[Path | None, typer.Option("--export-trajectories", help="Write every candidate "
                                                              "(stage, prompt hash, code, verdict) as JSONL.")] = None,
     ray: Annotated[str | None, typer.Option("--ray", help="Run on a Ray cluster: auto (the one this machine "
@@ -75,7 +79,8 @@ def batch(
         settings = settings_from_flags(flags)
         request = BatchRequest(problems_dir=str(problems_dir), seeds_dir=str(seeds) if seeds else None, only=only,
                                workers=workers, resume=resume, out=str(out), time_limit=time_limit,
-                               compile=compile_ref, ray=ray or settings.ray_address,
+                               compile=compile_ref, count_degenerate=count_degenerate,
+                               ray=ray or settings.ray_address,
                                run=RunRequest.from_settings(settings, variant=variant, stages=stages))
         progress = BatchProgress(quiet=as_json)
         try:

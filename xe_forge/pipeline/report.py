@@ -87,7 +87,10 @@ class ShapeResult(BaseModel):
     @classmethod
     def of(cls, report: CorrectnessReport, unseen: bool) -> ShapeResult:
         errs = [c.max_abs_err for t in report.trials for c in t.comparisons if c.max_abs_err is not None]
-        return cls(name=report.variant, unseen=unseen, passed=report.passed, dtype=report.dtype, rtol=report.rtol,
+        name = report.variant
+        if unseen and report.dims:  # the user sees which sizes were checked (proposers never do)
+            name += " " + " ".join(f"{k}={v}" for k, v in report.dims.items())
+        return cls(name=name, unseen=unseen, passed=report.passed, dtype=report.dtype, rtol=report.rtol,
                    atol=report.atol, calls=len(report.trials), calls_passed=sum(t.passed for t in report.trials),
                    max_abs_err=max(errs) if errs else None, launches=report.launches,
                    ghost_changed=report.ghost_changed,

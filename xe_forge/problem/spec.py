@@ -41,7 +41,7 @@ DTYPE_NAMES = {
     "float64": "float64", "fp64": "float64", "double": "float64",
     "int64": "int64", "int32": "int32", "int8": "int8", "bool": "bool",
 }
-RESERVED_KEYS = {"inputs", "inits", "unseen", "precision", "allow_torch", "name", "description"}
+RESERVED_KEYS = {"inputs", "inits", "unseen", "precision", "allow_torch", "multiple_of", "name", "description"}
 
 Dim = int | float
 
@@ -128,7 +128,14 @@ class Spec(BaseModel):
     # torch ops the problem lets a Triton port keep (e.g. `self.conv`: cuDNN for the convolution);
     # the verifier allows them to the input kernel and every candidate, nothing more
     allow_torch: list[str] = Field(default_factory=list)
+    # dims the kernel only supports in multiples (`{M: 32}`: a port that asserts aligned sizes); the
+    # verifier's generated unseen shapes keep them so, and its report says so
+    multiple_of: dict[str, int] = Field(default_factory=dict)
     path: Path | None = None
+
+    def admits(self, dims: dict[str, Dim]) -> bool:
+        """Whether `dims` keeps every `multiple_of` dim a multiple of its step."""
+        return all(not isinstance(dims.get(d), int) or dims[d] % m == 0 for d, m in self.multiple_of.items())
 
     def variant(self, name: str | None) -> Variant:
         """The first entry of a named variant; default `ci`, else the first one declared."""
@@ -278,8 +285,17 @@ def _build(raw: dict[str, Any], path: Path) -> Spec:
         unseen=_entries(raw["unseen"], "`unseen`") if raw.get("unseen") else [],
         precision=raw.get("precision", "keep"),
         allow_torch=[str(op) for op in raw.get("allow_torch") or []],
+        multiple_of=_multiples(raw.get("multiple_of")),
         path=path,
     )
+
+
+def _multiples(value: Any) -> dict[str, int]:
+    steps = _mapping(value or {}, "`multiple_of`")
+    for dim, step in steps.items():
+        if isinstance(step, bool) or not isinstance(step, int) or step < 2:
+            raise ValueError(f"`multiple_of.{dim}` must be an integer of at least 2, got {step!r}")
+    return {str(d): int(s) for d, s in steps.items()}
 
 
 def _check_names(spec: Spec) -> None:
@@ -308,6 +324,10 @@ def _check_names(spec: Spec) -> None:
                 if not isinstance(value, int | float) or not math.isfinite(value):
                     raise SpecError(f"spec {spec.path}: variant '{vname}' flop is not a number")
     known = {dim for entries in spec.variants.values() for entry in entries for dim in entry.dims}
+    stray = sorted(set(spec.multiple_of) - known)
+    if stray:
+        raise SpecError(f"spec {spec.path}: `multiple_of` names dim '{stray[0]}', which no variant defines",
+                        hint=f"dims defined: {', '.join(sorted(known)) or 'none'}")
     for entry in spec.unseen:
         stray = sorted(set(entry.dims) - known)
         if stray:  # a typo here would silently make the unseen shape equal the seen one

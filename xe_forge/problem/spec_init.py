@@ -112,6 +112,9 @@ def render_yaml(kernel: Path, p: ProbeResult, allow_torch: list[str]) -> str:
     lines += ["bench-gpu:", f"  - dtype: {p.dtype}", f"    dims: {_flow(p.dims)}", *_flop(p.flop, p.flop_full)]
     if p.unseen:
         lines += ["unseen:"] + [f"  - dims: {_flow(u)}" for u in p.unseen]
+    if p.multiple_of:
+        lines += ["# the kernel fails one size up but passes a step up: unseen shapes keep these multiples",
+                  f"multiple_of: {_flow(p.multiple_of)}"]
     lines.append("precision: keep")
     if allow_torch:
         lines += ["# torch ops the kernel itself keeps (a first port may leave e.g. a convolution to cuDNN):",

@@ -58,6 +58,7 @@ class ProbeResult(BaseModel):
     ci: dict[str, int] = Field(default_factory=dict)
     ci_error: str | None = Field(None, description="why no small size passed (the spec still uses the smallest)")
     unseen: list[dict[str, int]] = Field(default_factory=list)
+    multiple_of: dict[str, int] = Field(default_factory=dict, description="dim -> the step the kernel needs")
     flop: str | None = None
     flop_ci: float | None = None
     flop_full: float | None = None
@@ -230,6 +231,25 @@ def choose_ci(result: ProbeResult, ref_mod, kernel_mod, batch_like: set[str]) ->
     result.ci, result.ci_error = (tries[0] if tries else dict(result.dims)), error
 
 
+def choose_multiples(result: ProbeResult, ref_mod, kernel_mod) -> None:
+    """The steps a kernel needs: a ci dim at a multiple of 8 where one more fails the kernel but not the
+    reference is held to the smallest of 8, 32, 128 that passes one step up (the verifier's unseen shapes
+    keep it so; without this they would fail a port that asserts aligned sizes)."""
+    if kernel_mod is None:
+        return
+    for d, v in result.ci.items():
+        if v <= 8 or v % 8 or _tokens(result.constants[d]) & (GEOMETRY_TOKENS | COUNT_TOKENS):
+            continue
+        if check_dims(result, ref_mod, None, {**result.ci, d: v + 1}) is not None:
+            continue  # the reference's own constraint: the verifier asks the reference
+        if check_dims(result, ref_mod, kernel_mod, {**result.ci, d: v + 1}) is None:
+            continue
+        step = next((m for m in (8, 32, 128) if v % m == 0
+                     and check_dims(result, ref_mod, kernel_mod, {**result.ci, d: v + m}) is None), None)
+        if step is not None:
+            result.multiple_of[d] = step
+
+
 def choose_unseen(result: ProbeResult, ref_mod, kernel_mod, batch_like: set[str]) -> None:
     """Every input-only size smaller than ci, then the first one (the batch) larger; each size kept only
     where the kernel still matches (growing one dim keeps the check cheap under the interpreter)."""
@@ -305,6 +325,7 @@ def probe(request: ProbeRequest) -> ProbeResult:
     choose_ci(result, ref_mod, other, batch_like)
     result.checked = "the reference, and the kernel against it" if other is not None else "the file on its own"
     if result.ci_error is None:
+        choose_multiples(result, ref_mod, other)
         choose_unseen(result, ref_mod, other, batch_like)
     sample = kernel.module({c: result.ci[d] for d, c in result.constants.items()})
     for fact, x in zip(result.inputs, sample.get_inputs(), strict=True):

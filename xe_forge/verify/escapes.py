@@ -276,8 +276,10 @@ def jit_findings(body: ast.FunctionDef, jit_names: set[str], host_functions: set
     """A jit body calls jit functions, tl/triton APIs, its own (constexpr) parameters and a few builtins."""
     out = []
     params = {a.arg for a in body.args.args + body.args.kwonlyargs + body.args.posonlyargs}
-    callees = {id(n.func) for n in ast.walk(body) if isinstance(n, ast.Call)}
-    for node in ast.walk(body):
+    # the body only: decorators (an autotune's prune function, its configs) run on the host by design
+    inside = [n for stmt in body.body for n in ast.walk(stmt)]
+    callees = {id(n.func) for n in inside if isinstance(n, ast.Call)}
+    for node in inside:
         if isinstance(node, ast.Call):
             func = node.func
             if isinstance(func, ast.Name):

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from xe_forge.problem.kernel import Problem
+from xe_forge.problem.spec import Spec
 from xe_forge.targets import get_device, resolve_target
 from xe_forge.verify import protocol as p
 from xe_forge.verify.models import CorrectnessReport, Finding, Verdict
@@ -180,7 +181,7 @@ class Evaluator:
                 if not reports[-1].passed:
                     break
         verdict = _verdict(reports, **base)
-        verdict.notes = self._notes(source, loaded, reports)
+        verdict.notes = self._notes(source, loaded, reports, problem.spec)
         if verdict.passed and timed:
             measure_speed(self, verdict, check, problem, loaded, baseline_source=baseline_source,
                           compile_baseline=compile_baseline)
@@ -196,7 +197,8 @@ class Evaluator:
                                      unseen=True, dims=dict(info.dims),
                                      findings=[Finding(check="worker", message=f"{info.label}: {gone}")])
 
-    def _notes(self, source: str, loaded: p.Loaded, reports: list[CorrectnessReport]) -> list[str]:
+    def _notes(self, source: str, loaded: p.Loaded, reports: list[CorrectnessReport],
+               spec: Spec | None) -> list[str]:
         notes = [n for r in reports for n in r.notes]
         if not self.measures_speed and loaded.dtype == "float32" and "tl.dot" in source:
             notes.append(INTERPRETER_TF32)
@@ -208,6 +210,10 @@ class Evaluator:
         elif any(f.endswith("at the initial weights") for f in flags):
             notes.append("the reference is degenerate at its initial weights (" + "; ".join(flags) + "): the "
                          "absolute tolerance judges there, and the trials at perturbed weights carry the decision")
+        steps = spec.multiple_of if spec is not None else {}
+        if steps:
+            notes.append("unseen shapes keep " + ", ".join(f"{d} a multiple of {m}" for d, m in steps.items())
+                         + " (the spec's multiple_of: sizes the kernel declares it needs)")
         frozen = reports[0].frozen
         if frozen:
             notes.append("unseen shapes keep " + "; ".join(f"{k} fixed ({why})" for k, why in frozen.items()))

@@ -81,6 +81,8 @@ def _with_dims(variant: Variant, dims: dict[str, Any]) -> Variant:
 def _accepts_spec(module: ModuleType, spec: Spec, variant: Variant, dims: dict[str, Any]) -> bool:
     import torch
 
+    if not spec.admits(dims):
+        return False
     candidate = _with_dims(variant, dims)
     try:
         shapes = input_shapes(spec, candidate)

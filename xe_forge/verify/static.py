@@ -173,19 +173,26 @@ def _launch_sites(tree: ast.Module) -> set[str]:
 def _host_names(tree: ast.Module, jit_names: set[str]) -> set[str]:
     """Module-level functions and objects that are not jit kernels: host code a kernel may not call."""
     out = {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef) and n.name not in jit_names}
+    functions = set(out)
     for node in tree.body:
-        if isinstance(node, ast.Assign) and not _constant_like(node.value):
+        if isinstance(node, ast.Assign) and not _constant_like(node.value, functions):
             out |= {t.id for t in node.targets if isinstance(t, ast.Name) and t.id not in jit_names}
     return out
 
 
-def _constant_like(value: ast.AST) -> bool:
+def _constant_like(value: ast.AST, functions: set[str]) -> bool:
+    """A value a launch may pass as a constexpr; `functions` are the module's host functions and classes."""
     if isinstance(value, ast.Constant):
         return True
     if isinstance(value, ast.Tuple | ast.List):
-        return all(_constant_like(e) for e in value.elts)
-    if isinstance(value, ast.Attribute | ast.Name):
-        return True  # a dtype or another constant
+        return all(_constant_like(e, functions) for e in value.elts)
+    if isinstance(value, ast.Dict):  # a config table, `**CONFIG` at the launch: {"BLOCK_M": 64, ...}
+        return all(k is not None and _constant_like(k, functions) for k in value.keys) and \
+            all(_constant_like(v, functions) for v in value.values)
+    if isinstance(value, ast.Name):
+        return value.id not in functions  # a dtype or another constant, not a host function
+    if isinstance(value, ast.Attribute):
+        return True
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "constexpr":
         return True
     return isinstance(value, ast.UnaryOp | ast.BinOp)
