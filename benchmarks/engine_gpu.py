@@ -211,8 +211,8 @@ def main() -> None:
     with tarfile.open(args.out / "engine.tgz", "w:gz") as tar:
         tar.add(work / "logs", arcname="logs")
         tar.add(work / "outputs", arcname="outputs")
-        for report in (work / "runs").glob("*/report.json"):
-            tar.add(report, arcname=f"reports/{report.parent.name}.json")
+        for report in (work / "runs").glob("*/*/report.json"):
+            tar.add(report, arcname=f"reports/{report.parent.parent.name}.json")
 
 
 if __name__ == "__main__":

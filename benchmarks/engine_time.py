@@ -28,9 +28,9 @@ def build(item: dict[str, Any], kernel: str) -> tuple[Any, Any, list[Any]]:
     """(candidate model, eager reference in the run dtype, inputs) at the item's variant shapes."""
     import torch
 
-    from xe_forge.problem.cases import build_case, import_from_path
+    from xe_forge.problem.cases import build_case, import_from_path, model_class
     from xe_forge.problem.kernel import load_problem
-    from xe_forge.verify.correctness import ModelPair
+    from xe_forge.verify.weights import load_into, pair_tensors
 
     problem = load_problem(kernel, reference=item["reference"], spec=item["spec"], variant=item["variant"])
     variant = problem.variant_entry()
@@ -38,10 +38,16 @@ def build(item: dict[str, Any], kernel: str) -> tuple[Any, Any, list[Any]]:
     cand_mod = import_from_path(kernel, "candidate")
     case = build_case(ref_mod, problem.spec, variant, seed=1234, device="cuda")
     dtype = variant.dtype or "float32"
-    pair = ModelPair(ref_mod, cand_mod, case.init_args, "cuda", dtype, seed=1234)
-    eager = copy.deepcopy(pair.ref).to(dtype=getattr(torch, dtype))
+    torch.manual_seed(1234)
+    ref = model_class(ref_mod)(*case.init_args).to("cuda")
+    torch.manual_seed(1234)
+    cand = model_class(cand_mod)(*case.init_args).to("cuda")
+    state = ref.state_dict()
+    load_into(cand, state, pair_tensors(state, cand.state_dict()))  # the reference's weights, as the verifier does
+    cand = cand.to(getattr(torch, dtype))
+    eager = copy.deepcopy(ref).to(dtype=getattr(torch, dtype))
     inputs = [x.to(getattr(torch, dtype)) if torch.is_tensor(x) and x.is_floating_point() else x for x in case.inputs]
-    return pair.cand, eager, inputs
+    return cand, eager, inputs
 
 
 def compile_warmup(plan: dict[str, Any], index: int) -> None:

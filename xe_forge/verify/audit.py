@@ -254,5 +254,9 @@ def _accounted(evt: Any, audit: WorkAudit) -> bool:
 
 
 def _is_device_kernel(evt: Any) -> bool:
+    """A kernel on the device timeline; a profiler range (`record_function`, mirrored there as a
+    user annotation under the same name, as our own Triton labels are) is not one."""
     kind = str(getattr(evt, "device_type", "")).rsplit(".", 1)[-1]
-    return kind in ("CUDA", "XPU") and "Memcpy" not in evt.name and "Memset" not in evt.name
+    if kind not in ("CUDA", "XPU") or getattr(evt, "is_user_annotation", False) or evt.name.startswith(TRITON_LABEL):
+        return False
+    return "Memcpy" not in evt.name and "Memset" not in evt.name

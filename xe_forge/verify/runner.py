@@ -65,6 +65,13 @@ class Runner:
     """Serves the parent's requests in the candidate's process."""
 
     def __init__(self, device: Any) -> None:
+        import torch
+
+        # torch ops a port keeps (`self.conv`) compute as the reference does: IEEE fp32, not cuDNN's default
+        # TF32 (seen on an H200: a kept fp32 conv then misses rtol 1e-4 by 5x); the candidate's own
+        # kernels choose their precision in tl.dot, which the precision contract judges
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
         self.device = device
         self.tdev = device.torch_device()
         self.on_gpu = not self.tdev.startswith("cpu")
