@@ -1,3 +1,6 @@
+#!/usr/bin/env bash
+# A few minutes on one GPU: the verifier at KernelBench shapes on a bf16 GEMM port and an fp32 port that
+# keeps its conv in torch, then `bench --compile`. Carry .whl/ (benchmarks/README.md).
 set -uo pipefail
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl || exit 1
 export PYTHONPATH=/tmp/site:$PWD LITELLM_LOCAL_MODEL_COST_MAP=True PYTHONUNBUFFERED=1
