@@ -19,6 +19,7 @@ import argparse
 import json
 import math
 import os
+import signal
 import subprocess
 import sys
 import tarfile
@@ -33,6 +34,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 STYLES = ROOT / "tests" / "proposers" / "styles"
 TIME_RESERVE_S = 120.0
+INTERRUPT_GRACE_S = 20.0
 
 
 def problems(only: set[str]) -> list[dict[str, Any]]:
@@ -58,21 +60,29 @@ def spec_for(item: dict[str, Any], dtype: str, tmp: Path) -> tuple[str, str]:
 
 
 def run_task(cmd: list[str], gpu: int, timeout: float, log: Path, env: dict[str, str]) -> dict[str, Any]:
+    """Run one step; at its time limit it gets Ctrl-C first (an interrupted run still writes its report,
+    which says how far each stage got), then SIGKILL."""
     started = time.monotonic()
     with log.open("w") as handle:
+        proc = subprocess.Popen(cmd, stdout=handle, stderr=subprocess.STDOUT,
+                                env={**env, "CUDA_VISIBLE_DEVICES": str(gpu)}, cwd=ROOT)
         try:
-            proc = subprocess.run(cmd, stdout=handle, stderr=subprocess.STDOUT, timeout=max(5.0, timeout),
-                                  env={**env, "CUDA_VISIBLE_DEVICES": str(gpu)}, cwd=ROOT, check=False)
-            code = proc.returncode
+            code: int | str = proc.wait(timeout=max(5.0, timeout))
         except subprocess.TimeoutExpired:
             code = "timeout"
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(timeout=INTERRUPT_GRACE_S)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
     return {"exit": code, "seconds": round(time.monotonic() - started, 1)}
 
 
 def engine_cmd(item: dict[str, Any], out: Path, runs: Path, stages: str | None) -> list[str]:
     cmd = [sys.executable, "-m", "xe_forge", "optimize", item["seed"], "--reference", item["reference"],
            "--spec", item["spec_used"], "--variant", item["variant"], "--device", "cuda", "--engine", "rules",
-           "--max-iters", "2", "--run-dir", str(runs / item["id"]), "-o", str(out), "--json"]
+           "--max-iters", "2", "--run-dir", str(runs / item["id"]), "-o", str(out)]  # progress lines in the log
     return cmd + (["--stages", stages] if stages else [])
 
 

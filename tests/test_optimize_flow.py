@@ -49,6 +49,8 @@ def test_reports_say_speed_is_not_measured_on_the_cpu(run):
     assert report["status"] == report["headline"] == "verified correct, speed not measured"  # said once
     assert [s["stage"] for s in report["stages"] if s["improved"]] == ["dtype", "fusion", "persistent"]
     assert all(s["speedup"] is None and not s["speed_verified"] for s in report["stages"])  # no number unmeasured
+    accepted = [c for s in report["stages"] for c in s["candidates"] if c["accepted"]]
+    assert accepted and all(c["seconds"] > 0 for c in accepted)  # where the run's time went
     assert [s["check"] for s in report["not_checked"]] == ["speed"]
     md = (runs[0] / "report.md").read_text()
     assert "## Not checked" in md and "**speed not measured**" in md

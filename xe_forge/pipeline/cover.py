@@ -36,6 +36,7 @@ class CandidateRecord(BaseModel):
     speedup: float | None = None
     summary: str
     candidate_id: int | None = None
+    seconds: float = 0.0  # verification wall time (and its unseen shapes): where a run's time went
 
 
 class StageReport(BaseModel):
@@ -116,15 +117,18 @@ def run_stage(request: StageRequest, problem: Problem, proposers: list[Proposer]
         verdict, ran = _judge(proposal, request, judged, iteration, problem, evaluator, allowance, rule, name)
         accepted, speedup = _accept(verdict, rule, evaluator.measures_speed) if ran else (False, None)
         feedback = verdict.feedback()
+        seconds = verdict.seconds if ran else 0.0
         if accepted:  # the unseen shapes now, not only at the end
             unseen = evaluator.evaluate(proposal.code, problem, allow_torch=allowance, unseen=True, time_it=False,
                                         name=f"{name}_unseen")
+            seconds += unseen.seconds
             if not unseen.passed:
                 accepted, speedup, verdict, feedback = False, None, unseen, hidden_shapes_feedback(unseen)
                 judged[source_key(proposal.code)] = (iteration, unseen)  # a repeat hears it failed
         record = CandidateRecord(iteration=iteration, source=proposal.source, recipe=proposal.recipe,
                                  entry_id=proposal.entry_id, rationale=proposal.rationale, passed=verdict.passed,
-                                 accepted=accepted, speedup=speedup, summary=verdict.summary())
+                                 accepted=accepted, speedup=speedup, summary=verdict.summary(),
+                                 seconds=round(seconds, 2))
         if on_candidate is not None:
             record.candidate_id = on_candidate(record, proposal, verdict)
         records.append(record)

@@ -124,7 +124,8 @@ def make_stage_node(name: str) -> Callable[[ForgeState, Runtime[RunContext]], Up
         skips = ctx.rules.skips.get(name, [])
         if not outcome.candidates and skips:
             outcome.note = "no recipe applied: " + "; ".join(f"{s['recipe']}: {s['reason']}" for s in skips[:4])
-        outcome.note += "".join(f"; {src.source} offered nothing: {src.skip}" for src in sources if src.skip)
+        notes = [outcome.note] if outcome.note else []
+        outcome.note = "; ".join(notes + [f"{src.source} offered nothing: {src.skip}" for src in sources if src.skip])
         ctx.store.stage(ctx.run_id, name, "improved" if outcome.improved else "kept input",
                         speedup=outcome.speedup, summary=outcome.report().model_dump())
         ctx.progress.stage_done(outcome)

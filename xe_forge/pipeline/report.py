@@ -290,7 +290,8 @@ def render_markdown(report: RunReport) -> str:
         for c in s.candidates:
             mark = "accepted" if c.accepted else ("passed" if c.passed else "rejected")
             why = f": {_one_line(c.summary)}" if not c.passed else ""
-            lines.append(f"- {s.stage} #{c.iteration} ({c.source}:{c.recipe}) **{mark}**{why}")
+            took = f" ({c.seconds:.1f} s to verify)" if c.seconds else ""
+            lines.append(f"- {s.stage} #{c.iteration} ({c.source}:{c.recipe}) **{mark}**{took}{why}")
     if r.final.shapes:
         lines += ["", "## Final verification: shapes", "", "| shape | unseen | result | calls passed | max abs err | "
                   "tolerance | launches | ghost replay |", "|---|---|---|---|---|---|---|---|"]
