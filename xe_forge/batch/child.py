@@ -47,7 +47,7 @@ def run(job: ProblemJob) -> ProblemResult:
     out.degenerate, out.correct = report.degenerate_reference, bool(report.final.passed)
     out.not_checked = [s.what for s in report.not_checked]
     out.timings = {k: v for k, v in report.timings.items() if k != "input kernel"}  # the run timed the output
-    if not out.correct or (report.device == "cpu"):
+    if not out.correct or report.device == "cpu":
         return out
     problem = load_problem(Path(result.run_dir) / "output.py", request.reference, request.spec, request.variant)
     with Evaluator(request.device, request.target, timeout=request.timeout, trials=1) as ev:

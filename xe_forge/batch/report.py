@@ -2,10 +2,10 @@
 
 fast_p (KernelBench) is the fraction of ALL problems that are correct and faster than eager by more
 than p; failures and skips count against it. On the CPU speed is not measured: only fast_0 (the
-correctness rate) is reported and the other entries say so. A problem whose reference is degenerate
-(constant or near-zero output at some weights: KernelBench's own list is in shared reference notes) is
-correct or not like any other, but its speedup counts toward fast_p (p > 0) only with
-`count_degenerate`: a kernel can be fast there for reasons that say nothing about the kernel.
+correctness rate) is reported and the other entries say so. A problem whose reference the verifier
+flags as degenerate (constant or near-zero output at some weights) is correct or not like any other,
+but its speedup counts toward fast_p (p > 0) only with `count_degenerate`: a kernel can be fast there
+for reasons that say nothing about the kernel.
 """
 
 from __future__ import annotations
