@@ -223,6 +223,8 @@ def main() -> None:
         tar.add(work / "outputs", arcname="outputs")
         for report in (work / "runs").glob("*/*/report.json"):
             tar.add(report, arcname=f"reports/{report.parent.parent.name}.json")
+        for store in (work / "runs").glob("*/*/store.sqlite"):  # every verdict, with its phase_seconds
+            tar.add(store, arcname=f"stores/{store.parent.parent.name}.sqlite")
 
 
 if __name__ == "__main__":

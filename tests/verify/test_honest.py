@@ -31,3 +31,15 @@ def test_joining_launches_is_movement_not_compute(evaluator: Evaluator, linear):
     verdict = evaluator.evaluate(source("honest/cat_join.py"), linear)
     assert verdict.passed and verdict.correctness[0].launches == 2
     assert verdict.correctness[0].audit.movement_bytes > 0 and verdict.correctness[0].audit.compute_ops == {}
+
+
+def test_a_verdict_says_where_its_time_went(evaluator: Evaluator, linear):
+    """Each worker request's wall time, largest first, within the verdict's own seconds: what a slow check
+    at KernelBench shapes is read from."""
+    verdict = evaluator.evaluate(source("honest/jit_call.py"), linear, unseen=True)
+    spent = verdict.phase_seconds
+    assert verdict.passed and {"judge Prepare", "runner Run", "judge Compare"} <= set(spent)
+    assert list(spent.values()) == sorted(spent.values(), reverse=True)
+    assert 0 < sum(spent.values()) <= verdict.seconds + 0.05
+    again = evaluator.evaluate(source("honest/jit_call.py"), linear)  # this evaluation's time, not the total
+    assert sum(again.phase_seconds.values()) <= again.seconds + 0.05

@@ -51,6 +51,9 @@ def verdict_table(verdict: Verdict, title: str) -> Table:
         table.add_row("speed", "[yellow]not measured[/yellow]", note or "timing was not requested")
     for note in verdict.notes:
         table.add_row("note", "[yellow]note[/yellow]", escape(note))
+    if verdict.phase_seconds:
+        top = list(verdict.phase_seconds.items())[:6]
+        table.add_row("time", "", f"{verdict.seconds:.1f} s: " + ", ".join(f"{k} {v:.1f} s" for k, v in top))
     return table
 
 

@@ -125,6 +125,7 @@ class Evaluator:
                  compile_baseline: bool = False, name: str = "candidate") -> Verdict:
         """Verify one candidate source: static, correctness (+unseen), and timing where the device can."""
         started = time.monotonic()
+        before = self._spent()
         allowed = sorted({a.strip() for a in allow_torch if a.strip()})
         base = dict(device=self.device.kind, speed_note=self._speed_note())
         findings = self.static_findings(source, allowed)
@@ -145,7 +146,12 @@ class Evaluator:
                 self.judge.call(p.Release(dir=str(folder)), p.Released)
             shutil.rmtree(folder, ignore_errors=True)
         verdict.seconds = time.monotonic() - started
+        spent = {k: v - before.get(k, 0.0) for k, v in self._spent().items()}
+        verdict.phase_seconds = {k: round(v, 3) for k, v in sorted(spent.items(), key=lambda kv: -kv[1]) if v >= 0.001}
         return verdict
+
+    def _spent(self) -> dict[str, float]:
+        return {**self.judge.spent, **self.runner.spent}
 
     def _evaluate(self, source: str, problem: Problem, allowed: list[str], folder: Path, *, unseen: bool, full: bool,
                   timed: bool, baseline_source: str | None, compile_baseline: bool, name: str) -> Verdict:

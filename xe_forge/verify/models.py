@@ -128,6 +128,8 @@ class Verdict(BaseModel):
     device: str = ""
     seconds: float = 0.0
     notes: list[str] = Field(default_factory=list)  # what the user should know: skipped checks, caveats
+    # where `seconds` went: "<worker> <request>" -> seconds (judge Prepare, runner Run, runner TimePlan, ...)
+    phase_seconds: dict[str, float] = Field(default_factory=dict)
 
     def summary(self) -> str:
         if self.passed:

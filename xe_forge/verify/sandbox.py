@@ -77,6 +77,7 @@ class Worker:
         self._ready = False
         self._rid = itertools.count(1)
         self.restarts = 0
+        self.spent: dict[str, float] = {}  # "<role> <request>" -> seconds waited, start-up included
 
     # ---------------------------------------------------------------- lifecycle
 
@@ -121,6 +122,14 @@ class Worker:
         """One request, one reply; raises WorkerGone (after killing the worker) on a crash or hang."""
         if self._recv is not None and self._ready and self._recv.poll(0):
             self._fail()  # something it sent unasked: a fresh process for this request
+        started = time.monotonic()
+        try:
+            return self._call(request, reply, timeout)
+        finally:
+            key = f"{self.role} {type(request).__name__}"
+            self.spent[key] = self.spent.get(key, 0.0) + time.monotonic() - started
+
+    def _call(self, request: BaseModel, reply: type[R], timeout: float | None) -> R:
         reason = self.ensure()
         if reason:
             raise WorkerGone(reason)
