@@ -77,6 +77,10 @@ class RunOptions(BaseModel):
     run_dir: Path = Field(Path("runs"), description="where run directories are created")
     profile: bool = Field(False, description="profile the kernel before each stage (ncu / VTune); the limiter "
                                              "steers the next candidate and the report shows the roofline")
+    precision: Literal["keep", "allow-tf32", "bf16", "fp16"] | None = Field(
+        None, description="precision policy for problems without a spec (a spec's own policy wins)")
+    lower_budget: float = Field(60.0, gt=0, description="seconds of TorchInductor autotuning per lowering (port, "
+                                                        "batch): past it each kernel keeps the best config so far")
 
     @field_validator("budget")
     @classmethod

@@ -27,6 +27,14 @@ class InputError(ForgeError):
     exit_code = 2
 
 
+class UnverifiableProblem(InputError):
+    """A reference whose output no kernel can be told apart from a constant: nothing to verify against."""
+
+    def __init__(self, message: str, *, flags: list[str], hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.flags = flags
+
+
 class EnvError(ForgeError):
     """Environment: no such device, toolchain missing, LLM unreachable when one was asked for."""
 

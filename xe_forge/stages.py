@@ -13,12 +13,12 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, Field
 
-from xe_forge.kb.schema import RecipeName
+from xe_forge.errors import InputError
+from xe_forge.names import RecipeName, SourceName
 from xe_forge.paths import data_dir
 
-# Candidate sources a stage may declare (`sources:`); each is built by pipeline/run.py's context
-# (lower: xe_forge/proposers/lower, TorchInductor's Triton lowering of the reference).
-SourceName = Literal["lower"]
+__all__ = ["SourceName", "StageSpec", "load_stages", "order_with_dependencies", "parse_stage_list",
+           "stage_for_issue", "stage_names", "standalone_stage"]
 
 
 class StageSpec(BaseModel):
@@ -75,8 +75,6 @@ def stage_for_issue(kind: str) -> str:
 
 def parse_stage_list(text: str | None) -> list[str] | None:
     """`--stages dtype,fusion` -> names, checked; None means 'let the plan decide'."""
-    from xe_forge.errors import InputError
-
     if not text:
         return None
     names = [s.strip() for s in text.split(",") if s.strip()]

@@ -2,8 +2,9 @@
 
 A first port in three launches: a GEMM kernel with bias, a column-statistics kernel that reads the
 whole [batch, out] matrix twice (mean, then biased variance), and an elementwise kernel for
-normalise + exact GELU + ReLU. Training-mode BatchNorm uses the batch statistics; the running
-mean/variance buffers are not updated (the output does not depend on them). Fixed 64x64x32 tiles,
+normalise + exact GELU + ReLU. Training-mode BatchNorm uses the batch statistics; the statistics
+kernel also updates the running mean/variance (momentum, unbiased variance) as torch does, and a
+one-program kernel counts the batch. Fixed 64x64x32 tiles,
 fp32 upcasts of both operands.
 """
 
@@ -50,7 +51,7 @@ def _linear_bias_kernel(
 
 @triton.jit
 def _column_stats_kernel(
-    y_ptr, mean_ptr, rstd_ptr, M, N, stride_ym, eps,
+    y_ptr, mean_ptr, rstd_ptr, rm_ptr, rv_ptr, M, N, stride_ym, eps, momentum,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
 ):
     # mean[n] = sum_m y[m, n] / M; rstd[n] = 1 / sqrt(sum_m (y[m, n] - mean[n])^2 / M + eps)
@@ -72,6 +73,16 @@ def _column_stats_kernel(
         sq += tl.sum(d * d, axis=0)
     tl.store(mean_ptr + cols, mean, mask=col_mask)
     tl.store(rstd_ptr + cols, 1.0 / tl.sqrt(sq / M + eps), mask=col_mask)
+    rm = tl.load(rm_ptr + cols, mask=col_mask, other=0.0)
+    rv = tl.load(rv_ptr + cols, mask=col_mask, other=0.0)
+    tl.store(rm_ptr + cols, (1.0 - momentum) * rm + momentum * mean, mask=col_mask)
+    tl.store(rv_ptr + cols, (1.0 - momentum) * rv + momentum * (sq / (M - 1)), mask=col_mask)
+
+
+# num_batches_tracked += 1, as training-mode BatchNorm counts its calls
+@triton.jit
+def _count_batch_kernel(n_ptr):
+    tl.store(n_ptr, tl.load(n_ptr) + 1)
 
 
 @triton.jit
@@ -120,9 +131,10 @@ class Model(nn.Module):
         mean = torch.empty((N,), device=x.device, dtype=torch.float32)
         rstd = torch.empty((N,), device=x.device, dtype=torch.float32)
         _column_stats_kernel[(triton.cdiv(N, 64),)](
-            y, mean, rstd, M, N, y.stride(0), float(self.batch_norm.eps),
-            BLOCK_M=64, BLOCK_N=64,
+            y, mean, rstd, self.batch_norm.running_mean, self.batch_norm.running_var, M, N, y.stride(0),
+            float(self.batch_norm.eps), float(self.batch_norm.momentum), BLOCK_M=64, BLOCK_N=64,
         )
+        _count_batch_kernel[(1,)](self.batch_norm.num_batches_tracked)
         out = torch.empty_like(y)
         _bn_gelu_relu_kernel[grid](
             y, mean, rstd, self.batch_norm.weight, self.batch_norm.bias, out,

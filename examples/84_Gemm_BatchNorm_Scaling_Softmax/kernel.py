@@ -4,8 +4,9 @@ A first, straightforward port in three launches: a GEMM(+bias) kernel writes the
 intermediate to global memory; a column kernel computes each feature's batch mean and biased
 variance (training-mode BatchNorm, two passes over the batch); a row kernel normalises, applies the
 BatchNorm affine, the scale and the softmax (one program per row, the whole row in one block).
-Operands are upcast to fp32 before tl.dot and the tiles are small fixed literals. The BatchNorm
-running statistics are not updated: they do not affect a training-mode output.
+Operands are upcast to fp32 before tl.dot and the tiles are small fixed literals. The column kernel
+also updates the BatchNorm running statistics (momentum, unbiased variance) as torch does in training
+mode, and a one-program kernel counts the batch.
 """
 
 import torch
@@ -53,10 +54,10 @@ def _linear_kernel(
 # rstd[n] = 1 / sqrt(sum_m (y[m, n] - mean[n])^2 / M + eps)   (biased variance, as BatchNorm uses)
 @triton.jit
 def _batch_stats_kernel(
-    y_ptr, mean_ptr, rstd_ptr,
+    y_ptr, mean_ptr, rstd_ptr, rm_ptr, rv_ptr,
     M, N,
     stride_ym, stride_yn,
-    eps,
+    eps, momentum,
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
 ):
@@ -81,6 +82,16 @@ def _batch_stats_kernel(
     var = tl.sum(sq, axis=0) / M
     tl.store(mean_ptr + offs_n, mean, mask=mask_n)
     tl.store(rstd_ptr + offs_n, 1.0 / tl.sqrt(var + eps), mask=mask_n)
+    rm = tl.load(rm_ptr + offs_n, mask=mask_n, other=0.0)
+    rv = tl.load(rv_ptr + offs_n, mask=mask_n, other=0.0)
+    tl.store(rm_ptr + offs_n, (1.0 - momentum) * rm + momentum * mean, mask=mask_n)
+    tl.store(rv_ptr + offs_n, (1.0 - momentum) * rv + momentum * (tl.sum(sq, axis=0) / (M - 1)), mask=mask_n)
+
+
+# num_batches_tracked += 1, as training-mode BatchNorm counts its calls
+@triton.jit
+def _count_batch_kernel(n_ptr):
+    tl.store(n_ptr, tl.load(n_ptr) + 1)
 
 
 # t = scale * ((y - mean[n]) * rstd[n] * gamma[n] + beta[n]);  out[m, :] = softmax(t[m, :])
@@ -149,9 +160,10 @@ class Model(nn.Module):
         mean = torch.empty((N,), device=x.device, dtype=torch.float32)
         rstd = torch.empty((N,), device=x.device, dtype=torch.float32)
         _batch_stats_kernel[(triton.cdiv(N, 32),)](
-            y, mean, rstd, M, N, y.stride(0), y.stride(1), self.bn.eps,
-            BLOCK_M=32, BLOCK_N=32,
+            y, mean, rstd, self.bn.running_mean, self.bn.running_var, M, N, y.stride(0), y.stride(1),
+            self.bn.eps, self.bn.momentum, BLOCK_M=32, BLOCK_N=32,
         )
+        _count_batch_kernel[(1,)](self.bn.num_batches_tracked)
         scale = self.scale.contiguous()
         out = torch.empty((M, N), device=x.device, dtype=x.dtype)
         _bn_scale_softmax_kernel[(M,)](

@@ -12,6 +12,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from xe_forge.batch import executor as batch_executor
 from xe_forge.batch import runner as batch
 from xe_forge.batch.models import BatchRequest, ProblemFile, ProblemJob, ProblemResult
 from xe_forge.batch.runner import (
@@ -116,7 +117,7 @@ def test_a_problem_folder_seed_wins_over_seeds_dir(tmp_path: Path, monkeypatch):
         jobs.append(ProblemJob.model_validate_json(Path(job_path).read_text()))
         return "crashed", "stub"
 
-    monkeypatch.setattr(batch, "_run_child", child)
+    monkeypatch.setattr(batch_executor, "_run_child", child)
     problem = discover_problems(data_dir("examples"), {12})[0]
     opts = BatchRequest(problems_dir=str(data_dir("examples")), seeds_dir=str(SEEDS), out=str(tmp_path),
                         run=RunRequest(device="cpu"))
@@ -240,7 +241,7 @@ def test_a_problem_process_that_dies_is_recorded_as_crashed(tmp_path: Path):
     """The child exiting non-zero (here: a job file it cannot read) becomes 'crashed' with the output's tail."""
     job = tmp_path / "job.json"
     job.write_text(json.dumps({"problem_id": 1}))
-    status, reason = batch._run_child(job, dict(os.environ), 120)
+    status, reason = batch_executor._run_child(job, dict(os.environ), 120)
     assert status == "crashed"
     assert reason.startswith("problem process exited with 1:") and "Field required" in reason
 
@@ -250,8 +251,8 @@ def test_a_problem_process_killed_by_a_signal_is_recorded_as_crashed(tmp_path: P
     fake_python = tmp_path / "python"
     fake_python.write_text("#!/bin/sh\necho 'loading the seed'\necho 'Fatal Python error: Aborted'\nkill -ABRT $$\n")
     fake_python.chmod(0o755)
-    monkeypatch.setattr(batch.sys, "executable", str(fake_python))
-    status, reason = batch._run_child(tmp_path / "job.json", dict(os.environ), 60)
+    monkeypatch.setattr(batch_executor.sys, "executable", str(fake_python))
+    status, reason = batch_executor._run_child(tmp_path / "job.json", dict(os.environ), 60)
     assert status == "crashed"
     assert reason == "problem process exited with -6: loading the seed | Fatal Python error: Aborted"
 
@@ -267,7 +268,7 @@ def test_the_requested_device_reaches_the_problem_process(tmp_path: Path, monkey
         seen["job"] = ProblemJob.model_validate_json(job_path.read_text())
         return "crashed", "stub"
 
-    monkeypatch.setattr(batch, "_run_child", fake_child)
+    monkeypatch.setattr(batch_executor, "_run_child", fake_child)
     problem = ProblemFile(id=1, name="1_Scale_Shift", path=str(PROBLEMS / "1_Scale_Shift.py"))
     request = BatchRequest(problems_dir=str(PROBLEMS), out=str(tmp_path), compile=True,
                            run=RunRequest(device=device, target="nvidia-sm90", trials=2, stages="dtype"))

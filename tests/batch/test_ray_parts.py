@@ -169,7 +169,7 @@ def test_the_task_runs_the_problem_in_node_paths_and_sends_driver_paths_back(tmp
         (run_dir / "args.json").write_text(node_job.run.model_dump_json())
         return ProblemResult(problem_id=7, name="7_Op", run_id=node_job.run_id, status="no improvement", correct=True)
 
-    monkeypatch.setattr("xe_forge.batch.runner.run_job", fake_run_job)
+    monkeypatch.setattr("xe_forge.batch.executor.run_job", fake_run_job)
     fake_ray = SimpleNamespace(get_runtime_context=lambda: SimpleNamespace(get_node_id=lambda: "node-abc"))
     monkeypatch.setitem(sys.modules, "ray", fake_ray)
     earlier = tmp_path / "drv" / "out" / "runs" / job.run_id  # a resumed problem: its earlier run travels too

@@ -19,7 +19,7 @@ def make_entry(entry_id: str = "test-entry", **fields: Any) -> dict[str, Any]:
     """A minimal valid constraint entry; keyword arguments override or add fields."""
     entry: dict[str, Any] = {
         "id": entry_id, "kind": "constraint", "title": f"Title of {entry_id}", "stages": ["device_tuning"],
-        "targets": ["intel-xe2"], "source": "tests", "verified_on": "source only", "confidence": "high",
+        "targets": ["intel-xe2"], "source": "tests/kb/helpers.py", "verified_on": "source only", "confidence": "high",
         "summary": "A test entry.",
         "constraint": {"rule": "a rule"},
     }

@@ -121,3 +121,42 @@ def test_every_fact_is_sourced_to_something_openable(bundled):
     for entry in bundled.entries:
         if entry.facts:
             assert entry.verified_on is not None and ("https://" in entry.source or "benchmarks/" in entry.source)
+
+
+@pytest.mark.parametrize(("key", "version", "value"), [
+    ("triton_xpu.block_io_all_layouts_default", "3.5.0", False),
+    ("triton_xpu.block_io_all_layouts_default", "3.7.0", False),
+    ("triton_xpu.block_io_all_layouts_default", "3.7.1", True),
+    ("triton_xpu.block_io_all_layouts_default", "3.4.0", None),
+    ("triton_xpu.default_grf_retry_checks_num_warps", "3.8.0", False),
+    ("triton_xpu.default_grf_retry_checks_num_warps", "3.9.0", None),
+])
+def test_second_audit_version_facts(bundled, key, version, value):
+    assert bundled.fact(key, "intel-xe2", Toolchain(name="triton-xpu", version=version)) is value
+
+
+@pytest.mark.parametrize(("key", "target", "value"), [
+    ("xe_hpc.last_level_cache_mb_per_stack", "intel-xe-hpc", 192),
+    ("xpu.threads_per_xve_small_grf", "intel-xe2", 8),
+    ("xpu.threads_per_xve_large_grf", "intel-xe-hpc", 4),
+    ("triton.descriptor_min_block_last_dim_bytes", "nvidia-sm90", 16),
+    ("arl_h.min_sub_group_size", "intel-xe-hpg", 8),
+])
+def test_second_audit_facts(bundled, key, target, value):
+    assert bundled.fact(key, target) == value
+
+
+def test_second_audit_corrections(bundled):
+    spill = bundled.get("xpu-grf-default-recompiles-on-spill").summary
+    assert "whatever num_warps" in bundled.get("xpu-grf-default-recompiles-on-spill").title and "make_zebin" in spill
+    tdesc = bundled.get("xpu-tensor-descriptors-for-dot").summary
+    assert "Up to 3.7.0" in tdesc and "From 3.7.1" in tdesc
+    assert bundled.get("xpu-block-io-gates").toolchain == "triton-xpu>=3.7.1"
+    assert bundled.get("xpu-block-io-gates-block-pointers").toolchain == "triton-xpu>=3.6,<3.7.1"
+    assert "max(2, ceil(32 / bits))" in bundled.get("xpu-block-io-gates").summary
+    assert "MainloopXeL1Staged" in bundled.get("xe2-sycl-tla-gemm-tiles").summary
+
+
+def test_no_entry_cites_a_note_outside_the_repository(bundled):
+    for entry in bundled.entries:
+        assert "facts.md" not in entry.source and "DESIGN.md" not in entry.source, entry.id

@@ -73,6 +73,8 @@ CASES: list[tuple[str, list, Callable[[], list[torch.Tensor]], Callable, float]]
      lambda m, x: torch.nn.functional.gelu(m.conv(x)), 1e-5),
     ("conv3d_igemm_groupnorm.py", [3, 16, 3, 4], lambda: [torch.randn(2, 3, 6, 7, 5)],
      lambda m, x: m.group_norm(m.conv(x)), 1e-5),
+    ("layernorm_rows.py", [301], lambda: [torch.randn(37, 301) * 3 + 1], lambda m, x: m.norm(x), 1e-5),
+    ("rmsnorm_rows.py", [301], lambda: [torch.randn(5, 7, 301) * 3], lambda m, x: m.norm(x), 1e-5),
 ]
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from xe_forge.kb import bundled_dir, validate_paths
 from xe_forge.kb.consistency import toolchains_overlap
 
@@ -16,7 +18,7 @@ entries:
     title: A fine entry
     stages: [dtype]
     targets: [any]
-    source: tests
+    source: tests/kb/test_validate.py
     confidence: high
     summary: fine
     constraint: {rule: r}
@@ -43,7 +45,7 @@ def _sourced(entry_id: str, **lines: str | None) -> str:
 def _entry_text(entry_id: str, **lines: str | None) -> str:
     """One entry as YAML text, one field per line in this order (None drops a field)."""
     fields: dict[str, str | None] = {"kind": "constraint", "title": "T", "stages": "[dtype]", "targets": "[any]",
-                                     "source": "tests", "confidence": "high", "summary": "s",
+                                     "source": "tests/kb/test_validate.py", "confidence": "high", "summary": "s",
                                      "constraint": "{rule: r}"}
     fields.update(lines)
     body = "\n".join(f"    {k}: {v}" for k, v in fields.items() if v is not None)
@@ -216,11 +218,46 @@ def test_pattern_without_facts_needs_no_verified_on(tmp_path: Path):
 
 
 def test_a_fact_needs_a_source_with_a_url(tmp_path: Path):
-    body = _sourced("fact-entry", facts="[{key: xe2.slm_per_xecore_kb, value: 256}]")
-    assert "no URL" in _one(validate_paths([_entries(tmp_path, body)]), "fact-entry").message
+    cited = _sourced("other-entry") + _sourced("fact-entry", source="other-entry",
+                                                 facts="[{key: xe2.slm_per_xecore_kb, value: 256}]")
+    assert "no URL" in _one(validate_paths([_entries(tmp_path, cited)], import_check=False), "fact-entry").message
     opened = _sourced("fact-entry", facts="[{key: xe2.slm_per_xecore_kb, value: 256}]",
                          source='"https://example.org/IntelGpuXe2.h#L10"')
     assert validate_paths([_entries(tmp_path, opened)], import_check=False) == []
+
+
+@pytest.mark.parametrize("source", ['"xpu-facts.md (IXB 3.6 gates)"', '"our notes"', '"DESIGN.md"',
+                                    '"https://example.org/x ; cuda-and-interpreter-facts.md"',
+                                    '"benchmarks/NO_SUCH_FILE.md"', '"file:///no/such/run/report.json"'])
+def test_a_source_nobody_can_open_fails_validation(tmp_path: Path, source: str):
+    body = _entry_text("unopenable", kind="pattern", constraint=None, source=source,
+                       pattern="{before: a, after: b, rationale: c}")
+    problem = _one(validate_paths([_entries(tmp_path, body)], import_check=False), "'unopenable' source")
+    assert problem.line == 2
+
+
+@pytest.mark.parametrize("source", ['"https://github.com/o/r/blob/v1/f.cpp#L3"', '"benchmarks/RESULTS.md"',
+                                    '"the dtype stage (stages/dtype.yaml)"', '"other-entry"'])
+def test_urls_repository_files_and_entry_ids_are_openable(tmp_path: Path, source: str):
+    body = _sourced("other-entry") + _entry_text("cites", kind="pattern", constraint=None, source=source,
+                                                 pattern="{before: a, after: b, rationale: c}")
+    assert validate_paths([_entries(tmp_path, body)], import_check=False) == []
+
+
+def test_an_entry_id_of_the_bundled_kb_is_openable_for_a_user_layer(tmp_path: Path, bundled):
+    body = _entry_text("mine", kind="pattern", constraint=None, source="xpu-block-io-gates",
+                       pattern="{before: a, after: b, rationale: c}")
+    path = _entries(tmp_path, body)
+    assert validate_paths([path], context=bundled.entries, import_check=False) == []
+    assert validate_paths([path], import_check=False) != []
+
+
+def test_a_local_run_record_is_openable_by_file_url(tmp_path: Path):
+    record = tmp_path / "report.json"
+    record.write_text("{}")
+    body = _entry_text("distilled", kind="pattern", constraint=None, source=f'"run x: {record.as_uri()}"',
+                       pattern="{before: a, after: b, rationale: c}")
+    assert validate_paths([_entries(tmp_path, body)], import_check=False) == []
 
 
 def test_verified_on_takes_only_the_known_kinds(tmp_path: Path):

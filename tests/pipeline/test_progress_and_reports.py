@@ -23,7 +23,7 @@ from xe_forge.pipeline.progress import LiveStatus, Progress
 from xe_forge.pipeline.run import optimize
 from xe_forge.pipeline.status import headline, skipped_checks
 from xe_forge.problem.kernel import load_problem
-from xe_forge.verify.models import CorrectnessReport, Finding, Timing, TrialResult, Verdict
+from xe_forge.verify.models import CorrectnessReport, Timing, TrialResult, Verdict
 
 from .helpers import KERNEL
 
@@ -69,7 +69,7 @@ def test_best_so_far_is_never_an_unmeasured_number():
     gpu = Progress(_console(False))
     gpu.stage_done(_outcome(True, True, 1.25))
     gpu.stage_done(_outcome(True, True, 1.2))
-    assert "best so far: 1.500x over the input (measured)" in gpu.console.file.getvalue()
+    assert "best so far: output 1.500x vs the input kernel" in gpu.console.file.getvalue()
 
 
 # ---------------------------------------------------------------- what was not checked
@@ -112,7 +112,7 @@ def test_check_prints_what_it_did_not_check(tmp_path):
 
 
 class _GpuEvaluator:
-    """Stands in for the Evaluator on a GPU: records the calls, answers with timings."""
+    """Stands in for the Evaluator on a GPU: records the calls, answers with a timing for every side asked."""
 
     measures_speed = True
 
@@ -122,28 +122,32 @@ class _GpuEvaluator:
 
     def evaluate(self, code, problem, **kw) -> Verdict:
         self.calls.append(kw)
-        if kw.get("name") == "final":
-            return Verdict(passed=True, timing=TIMING, timings={"input kernel": TIMING}, speed_measured=True)
-        if kw.get("compile_baseline") and self.compile_fails:
-            return Verdict(passed=False, stage_failed="worker", findings=[Finding(check="worker",
-                                                                                  message="dynamo failed")])
-        timings = {"eager": TIMING} | ({"torch.compile": TIMING} if kw.get("compile_baseline") else {})
-        return Verdict(passed=True, timing=TIMING, timings=timings, speed_measured=True)
+        sides = (["input kernel"] if kw.get("baseline_source") else []) + [v.label for v in kw.get("versus", ())]
+        notes = []
+        if self.compile_fails and "torch.compile" in sides:
+            sides.remove("torch.compile")
+            notes.append("torch.compile could not be timed: dynamo failed")
+        timings = {k: TIMING for k in sides}
+        return Verdict(passed=True, timing=next(iter(timings.values()), None), timings=timings, notes=notes,
+                       speed_measured=bool(timings))
 
 
 def _final(evaluator, reference_is_self: bool = False):
     problem = SimpleNamespace(reference_is_self=reference_is_self)
-    ctx = SimpleNamespace(evaluator=evaluator, problem=problem, allowance=set(), progress=Progress(quiet=True))
+    ctx = SimpleNamespace(evaluator=evaluator, problem=problem, allowance=set(), progress=Progress(quiet=True),
+                          store=SimpleNamespace(candidates=lambda run_id: []), run_id="r")
     state = SimpleNamespace(code="new", input_code="old")
     return final_verify_node(state, SimpleNamespace(context=ctx))["final"]
 
 
-def test_on_a_gpu_the_output_is_timed_against_eager_and_torch_compile():
+def test_on_a_gpu_one_timing_run_times_the_output_against_the_input_eager_and_torch_compile():
     ev = _GpuEvaluator()
     final = _final(ev)
     assert set(final.versus) == {"eager", "torch.compile"} and not final.versus_note
-    timed = ev.calls[1]
-    assert timed["time_it"] and timed["compile_baseline"] and not timed["full"] and "baseline_source" not in timed
+    assert list(final.verdict.timings) == ["input kernel"]
+    (timed,) = ev.calls  # the unseen shapes and every ratio: one evaluation
+    assert timed["time_it"] and timed["unseen"] and timed["baseline_source"] == "old"
+    assert [v.label for v in timed["versus"]] == ["eager", "torch.compile"]
 
 
 def test_when_torch_compile_fails_eager_is_still_timed_and_the_report_says_why():

@@ -161,11 +161,18 @@ def test_the_reference_is_traced_in_a_subprocess() -> None:
     assert hung.graph is None and "longer than 2 s" in hung.reason
 
 
+DEGENERATE = {"80"}
+"""Examples whose reference is constant (max over a dim, then minus its own mean): no verdict but "cannot verify"."""
+
+
 def verified(cpu_evaluator, kernel: Path, reference: Path, spec: Path | None, io: str) -> None:  # noqa: ANN001
     problem = load_problem(kernel, reference=reference, spec=spec)
     code, why = fuse(problem.kernel.source, problem.reference.source, io=io)
     assert code is not None, why
     verdict = cpu_evaluator.evaluate(code, problem, unseen=True, allow_torch=set())
+    if kernel.parent.name.split("_")[0] in DEGENERATE:
+        assert not verdict.passed and verdict.stage_failed == "unverifiable", verdict.stage_failed
+        return
     assert verdict.passed, [f.render() for f in verdict.findings[:2]]
 
 

@@ -123,3 +123,22 @@ def test_bundled_entries_are_gated_by_the_toolchain_version() -> None:
     found, skips = propose_rules(h.fixture_source("gemm_literal"), stage="block_io", target="nvidia-sm90",
                                  toolchain=old, recipes=entries, config_spaces=[])
     assert not found and "entry needs triton>=3.4; this run has triton 3.3.0" in skips[0].reason
+
+
+@pytest.mark.parametrize(("version", "said"), [
+    ("3.7.0", "only with TRITON_INTEL_ENABLE_BLOCK_IO_ALL_LAYOUTS=1, which a kernel file cannot set"),
+    ("3.6.0", "[xpu-block-io-all-layouts-off]"),
+    ("3.7.2", "block I/O without a rewrite [xpu-block-io-all-layouts]"),
+])
+def test_a_kernel_without_dots_is_told_what_its_toolchain_does_for_its_loads(version: str, said: str) -> None:
+    entry = {"id": "e", "kind": "recipe", "recipe": {"name": "tensor-descriptors", "params": {}, "preconditions": DOT}}
+    found, skips = propose_rules(h.fixture_source("softmax_rows"), stage="block_io", target="intel-xe2",
+                                 toolchain=Toolchain(name="triton-xpu", version=version), recipes=[entry],
+                                 config_spaces=[])
+    assert not found and said in skips[0].reason
+    assert "precondition 'the kernel uses tl.dot' does not hold" in skips[0].reason
+
+
+def test_no_block_io_note_for_dot_kernels_or_nvidia() -> None:
+    _, reasons = run(h.fixture_source("softmax_rows"), "tensor-descriptors", "block_io")
+    assert "TRITON_INTEL" not in reasons[0] and "block I/O" not in reasons[0]

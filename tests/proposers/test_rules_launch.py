@@ -12,7 +12,8 @@ sys.path.insert(0, str(Path(__file__).parent / "fixtures"))  # rules_harness: a 
 import rules_harness as h  # noqa: E402  (sets TRITON_INTERPRET before triton kernels are defined)
 
 from xe_forge.proposers.rules import Proposal, propose_rules  # noqa: E402
-from xe_forge.proposers.rules.options import legalize  # noqa: E402
+from xe_forge.proposers.rules.grf import Tile, pin_grf_for_many_warps, weigh_large_grf  # noqa: E402
+from xe_forge.proposers.rules.options import legalize, legalize_config  # noqa: E402
 from xe_forge.targets.base import Toolchain  # noqa: E402
 
 XPU = Toolchain(name="triton-xpu", version="3.7.2")
@@ -45,19 +46,68 @@ def refused(source: str, recipe: str, params: dict, **kw) -> str:  # noqa: ANN00
 
 def test_launch_options_on_xe2_replace_and_append(tmp_path: Path) -> None:
     code = applied("gemm_literal", "launch-options", {"num_warps": 32, "num_stages": 2, "grf_mode": "256"})
-    assert 'num_warps=32,\n            num_stages=2,\n            grf_mode="256",\n        )' in code
+    # a 32x32 tile fits in 128 registers: large GRF would only halve the threads per XVE
+    assert 'num_warps=32,\n            num_stages=2,\n            grf_mode="128",\n        )' in code
     h.check(code, tmp_path)
 
 
+def _big_tiles(fixture: str) -> str:
+    return h.fixture_source(fixture).replace("BLOCK_M=32, BLOCK_N=32, BLOCK_K=32", "BLOCK_M=256, BLOCK_N=256, BLOCK_K=32")
+
+
+def test_large_grf_is_kept_for_a_tile_that_needs_the_registers() -> None:
+    proposals, reasons = run(_big_tiles("gemm_literal"), "launch-options", {"num_warps": 32, "grf_mode": "256"})
+    assert not reasons and 'grf_mode="256"' in proposals[0].code
+    assert "kept grf_mode='256': the 256x256x32 tile over 32 warps needs about 144 registers" in proposals[0].rationale
+
+
+def test_large_grf_is_traded_for_occupancy_when_the_tile_fits() -> None:
+    proposals, _ = run(h.fixture_source("gemm_literal"), "launch-options", {"num_warps": 32, "grf_mode": "256"})
+    rationale = proposals[0].rationale
+    assert "grf_mode='128' instead of '256': the 32x32x32 tile over 32 warps needs about 4 of 128" in rationale
+    assert "from 8 to 4 [xpu-large-grf-halves-occupancy]" in rationale
+
+
+def test_an_unknown_tile_keeps_the_recipes_grf_mode() -> None:
+    source = h.fixture_source("gemm_literal").replace("BLOCK_M=32,", "BLOCK_M=int(M ** 0.5),")
+    proposals, _ = run(source, "launch-options", {"num_warps": 32, "grf_mode": "256"})
+    assert 'grf_mode="256"' in proposals[0].code and "xpu-large-grf-halves-occupancy" not in proposals[0].rationale
+
+
 def test_launch_options_translate_grf_names_for_old_triton_xpu() -> None:
-    code = applied("gemm_vars", "launch-options", {"gemm": {"num_warps": 16, "grf_mode": "256"}}, toolchain=XPU_OLD)
-    assert 'grf_mode="large"' in code
+    code = applied("gemm_vars", "launch-options", {"gemm": {"num_warps": 16, "grf_mode": "128"}}, toolchain=XPU_OLD)
+    assert 'grf_mode="small"' in code
+    proposals, _ = run(_big_tiles("gemm_literal"), "launch-options", {"num_warps": 16, "grf_mode": "256"},
+                       toolchain=XPU_OLD)
+    assert 'grf_mode="large"' in proposals[0].code
 
 
-def test_launch_options_drop_grf_256_with_more_than_32_warps() -> None:
+def test_launch_options_drop_grf_256_with_more_than_32_warps_and_pin_128() -> None:
     proposals, _ = run(h.fixture_source("gemm_vars"), "launch-options", {"num_warps": 64, "grf_mode": "256"})
-    assert "num_warps=64" in proposals[0].code and "grf_mode" not in proposals[0].code
-    assert "cannot be used with num_warps > 32" in proposals[0].rationale
+    code, rationale = proposals[0].code, proposals[0].rationale
+    assert "num_warps=64" in code and 'grf_mode="128"' in code
+    assert "cannot be used with num_warps > 32" in rationale
+    assert "[xpu-default-grf-retry-breaks-many-warps]" in rationale
+
+
+@pytest.mark.parametrize(("toolchain", "pinned"), [(XPU_OLD, 'grf_mode="small"'), (XPU, 'grf_mode="128"'),
+                                                   (Toolchain(name="triton-xpu", version="3.9.0"), None)])
+def test_more_than_32_warps_on_the_default_grf_get_an_explicit_128(toolchain: Toolchain, pinned: str | None) -> None:
+    proposals, _ = run(h.fixture_source("silu_1d"), "launch-options", {"num_warps": 64}, toolchain=toolchain)
+    code = proposals[0].code
+    assert "num_warps=64" in code
+    assert (pinned in code) if pinned else ("grf_mode" not in code)
+
+
+def test_32_warps_or_an_explicit_grf_mode_are_not_pinned() -> None:
+    for params in ({"num_warps": 32}, {"num_warps": 64, "grf_mode": "auto"}):
+        proposals, _ = run(h.fixture_source("silu_1d"), "launch-options", params)
+        assert "grf_mode=\"128\"" not in proposals[0].code, params
+
+
+def test_no_grf_mode_is_pinned_or_weighed_on_nvidia() -> None:
+    assert pin_grf_for_many_warps({"num_warps": 64}, {}, "nvidia-sm90", CUDA) == ({"num_warps": 64}, None)
+    assert weigh_large_grf({"grf_mode": "256"}, Tile(16, 16, 16), "nvidia-sm90", CUDA) == ({"grf_mode": "256"}, None)
 
 
 def test_launch_options_never_emit_xpu_options_on_nvidia(tmp_path: Path) -> None:
@@ -181,3 +231,10 @@ def test_tile_sizes_rebuild_a_grid_with_a_stray_literal(tmp_path: Path) -> None:
     proposals, _ = run(source, "tile-sizes", {"gemm": {"BLOCK_N": 64}})
     assert "outside a recognised division" in proposals[0].rationale or "grid rebuilt" in proposals[0].rationale
     h.check(proposals[0].code, tmp_path)
+
+
+def test_autotune_configs_with_more_than_32_warps_get_an_explicit_128() -> None:
+    config = {"BLOCK_SIZE": 1024, "warp_size": 16, "num_warps": 64}
+    assert legalize_config(config, {"BLOCK_SIZE"}, "intel-xe2", XPU) == {"BLOCK_SIZE": 1024, "warp_size": 16,
+                                                                         "num_warps": 64, "grf_mode": "128"}
+    assert "grf_mode" not in legalize_config({"num_warps": 16}, set(), "intel-xe2", XPU)

@@ -49,16 +49,19 @@ def finding(verdict: Verdict, check: str) -> Finding:
 
 @contextlib.contextmanager
 def unguarded(ev: Evaluator) -> Iterator[Evaluator]:
-    """The evaluator with its static scan switched off: proves a run-time defence holds on its own.
+    """The evaluator with its static scan and the host subset's run-time guard switched off: proves
+    another run-time defence holds on its own.
 
     Attacks that the static scan refuses are still run, so that the process boundary, the dispatch
     audit and the rest are shown to stop them without it.
     """
     ev.static_findings = lambda source, allow_torch: []  # type: ignore[method-assign]
+    ev.runtime_subset = False  # the subset's run-time guard too: the defence under test stands alone
     try:
         yield ev
     finally:
         del ev.static_findings
+        ev.runtime_subset = True
 
 
 def failed(verdict: Verdict, stage: str) -> None:

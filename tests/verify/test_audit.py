@@ -20,9 +20,11 @@ from xe_forge.verify.static import check_source
 from .helpers import failed, finding, problem, source, unguarded
 
 # spellings no name-based scan sees: only the dispatch-level audit can tell
-UNSEEN_BY_NAME = {"audit/container_alias.py": "mm", "audit/builtin_sum.py": "mul", "audit/addr_outer.py": "addr_"}
-# spellings the static scan refuses; switched off, the audit alone still refuses them
-REFUSED_BY_NAME = {"audit/disable_function_mode.py": "mm", "audit/hook_in_init.py": "addmm"}
+UNSEEN_BY_NAME = {"audit/builtin_sum.py": "mul", "audit/addr_outer.py": "addr_"}
+# spellings the static scan refuses; switched off, the audit alone still refuses them (a module kept in a
+# container is outside the host subset: modules are reached by their dotted names only)
+REFUSED_BY_NAME = {"audit/disable_function_mode.py": "mm", "audit/hook_in_init.py": "addmm",
+                   "audit/container_alias.py": "mm"}
 # (the hook runs after forward, so ghost replay sees the right answer too and is named first)
 
 
@@ -44,8 +46,10 @@ def test_the_audit_holds_without_the_static_scan(path: str, evaluator: Evaluator
 
 
 def test_tensor_data_handed_to_host_numpy_is_refused_on_any_device(evaluator: Evaluator, linear):
-    assert check_source(source("audit/numpy_host.py")).findings == []
-    verdict = evaluator.evaluate(source("audit/numpy_host.py"), linear)
+    """numpy is outside the host subset; with the scan off, the audit still sees the data leave."""
+    assert "numpy" in check_source(source("audit/numpy_host.py")).findings[0].message
+    with unguarded(evaluator):
+        verdict = evaluator.evaluate(source("audit/numpy_host.py"), linear)
     failed(verdict, "audit")
     assert "numpy" in finding(verdict, "host-compute").message
 

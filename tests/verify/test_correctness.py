@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import pytest
 
+from xe_forge.problem.kernel import load_problem
 from xe_forge.verify.evaluate import Evaluator, input_allowance
 
-from .helpers import checks, failed, finding, hack_line, problem, source, unguarded
+from .helpers import FIXTURES, checks, failed, finding, hack_line, problem, source, unguarded
 
 _failed = failed
 
@@ -32,23 +33,28 @@ def test_linear_kernel_passes_at_two_tilings(tiles, evaluator: Evaluator, linear
     assert main.launches == 1 and main.ghost_changed is True and main.degenerate == []
     assert [(t.label, t.weights, t.inputs) for t in main.trials] == [
         ("trial 0", "initial", "problem"), ("same storage, new values", "initial", "signed"),
-        ("trial 1", "perturbed", "signed"), ("trial 2", "perturbed", "problem")]
+        ("trial 1", "perturbed", "signed"), ("trial 2", "perturbed", "wide")]
     assert all(r.ghost_changed for r in verdict.correctness), "ghost replay runs at unseen shapes too"
     assert not verdict.speed_measured and "not measured" in verdict.speed_note
 
 
 @pytest.mark.parametrize("path", ["linear/autotuned.py", "linear/descriptor.py"])
 def test_autotuned_and_tensor_descriptor_kernels_pass(path: str, evaluator: Evaluator, linear):
+    """Tensor descriptors need 16-byte aligned rows: that problem's spec declares multiple_of (generated
+    shapes are non-multiples otherwise)."""
+    if "descriptor" in path:
+        linear = load_problem(FIXTURES / path, FIXTURES / "linear" / "ref_pytorch.py",
+                              FIXTURES / "linear" / "aligned.yaml")
     verdict = evaluator.evaluate(source(path), linear, unseen=True)
     assert verdict.passed, verdict.feedback()
     assert len(verdict.correctness) > 3
 
 
-def test_kernel_reusing_its_output_buffer_passes_ghost_replay(evaluator: Evaluator, linear):
-    # later calls overwrite the first output in place: ghost replay must compare against a copy
+def test_kernel_reusing_its_output_buffer_is_refused(evaluator: Evaluator, linear):
+    # later calls overwrite the first output in place: `y1 = m(x1); y2 = m(x2)` leaves y1 == y2 (rule 5d)
     verdict = evaluator.evaluate(source("linear/reused_buffer.py"), linear, unseen=True)
-    assert verdict.passed, verdict.feedback()
-    assert verdict.correctness[0].ghost_changed is True
+    assert not verdict.passed
+    assert "shares its storage" in finding(verdict, "output-reuse").message, verdict.feedback()
 
 
 def test_tuple_output_kernel_passes_and_every_output_is_compared(evaluator: Evaluator):
@@ -65,13 +71,13 @@ def test_kernel_keeping_an_allowed_conv_passes(evaluator: Evaluator):
     assert verdict.passed, verdict.feedback()
 
 
-def test_degenerate_reference_is_flagged_even_when_the_candidate_passes(evaluator: Evaluator):
+def test_degenerate_reference_is_flagged_and_cannot_verify(evaluator: Evaluator):
     verdict = evaluator.evaluate(source("zeros/good.py"), problem("zeros"))
-    assert verdict.passed, verdict.feedback()
+    assert verdict.stage_failed == "unverifiable", verdict.feedback()
     flags = verdict.correctness[0].degenerate
     # degenerate at the initial and at the perturbed weights: the flags stand alone
     assert {"output is constant", "output does not depend on the input", "output is matched by zeros"} <= set(flags)
-    assert any("degenerate at every weights tried" in n for n in verdict.notes)
+    assert all(t.passed for t in verdict.correctness[0].trials), "the port itself is exact"
 
 
 def test_an_honest_reference_has_no_degenerate_flags(evaluator: Evaluator, linear):
@@ -113,9 +119,9 @@ def test_output_cached_on_input_pointer_fails_the_same_storage_call(evaluator: E
 def test_unwritten_output_elements_are_caught_by_poisoning(evaluator: Evaluator, linear):
     verdict = evaluator.evaluate(source("hacks/uninitialised.py"), linear)
     _failed(verdict, "correctness")
-    assert "non-finite" in finding(verdict, "correctness").message
-    first = verdict.correctness[0].trials[0].comparisons[0]
-    assert first.mismatches == first.numel // 2  # exactly the rows the grid skipped
+    poisoned = [c for t in verdict.correctness[0].trials for c in t.comparisons if "non-finite" in c.note]
+    assert poisoned, verdict.feedback()  # every call but one (rule 5c) is poisoned
+    assert all(c.mismatches == c.numel // 2 for c in poisoned)  # exactly the rows the grid skipped
 
 
 def test_in_place_mutation_of_the_input_fails(evaluator: Evaluator, linear):
@@ -171,7 +177,8 @@ def test_shape_hard_coded_to_ci_passes_ci_but_fails_unseen_shapes(evaluator: Eva
     _failed(verdict, "unseen")
     assert verdict.correctness[0].passed and not verdict.correctness[1].passed
     message = finding(verdict, "correctness").message
-    assert "unseen 1" in message and "non-finite" in message
+    # unwritten rows: NaN where the shape's memory is poisoned, wrong values in the one unpoisoned shape
+    assert "unseen" in message and ("non-finite" in message or "max_abs_err" in message), message
     assert "13" not in verdict.feedback(), "a proposer hears the verdict, never the unseen shape"
 
 

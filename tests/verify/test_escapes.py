@@ -62,7 +62,7 @@ def test_an_escape_fails_the_evaluation_at_the_static_stage_without_starting_a_w
 
 
 @pytest.mark.parametrize("snippet", [
-    'import os\n_DEBUG = os.environ.get("XE_DEBUG", "")\n',  # reading the environment is harmless
+    'import os\n_THREADS = os.cpu_count() or 1\n',  # not the environment: it tells a check (test_call_modes.py)
     'if __name__ == "__main__":\n    print(get_inputs())\n',
     "import math\n_SCALE = math.sqrt(2.0)\n",
     "import functools\n\n\n@functools.lru_cache\ndef _tiles(n):\n    return (16, 16, 16)\n",

@@ -15,7 +15,11 @@ from xe_forge.verify.static import check_source
 from .helpers import source
 
 HONEST = ["honest/launcher_object.py", "honest/jit_call.py", "honest/autotune_call.py", "honest/cat_join.py",
-          "honest/stack_views.py"]
+          "honest/stack_views.py",
+          # what the host subset must allow (issue 26): a Python set's add in a launcher, a grid lambda run
+          # inside the launch, an autotune pre-hook zeroing an atomics buffer, TorchInductor's generated style
+          "honest/set_add_launcher.py", "honest/grid_lambda.py", "honest/autotune_zero_hook.py",
+          "honest/inductor_style.py"]
 
 
 @pytest.mark.parametrize("path", HONEST)

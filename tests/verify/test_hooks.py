@@ -62,6 +62,20 @@ def test_guard_sees_a_watched_reference_module_patched():
     assert guard.changed() == [f"{module.__name__}.Model.forward"]
 
 
+def test_guard_sees_the_harnesss_own_classes_patched():
+    """A device timer replaced on its class would change every figure the process reports."""
+    import xe_forge.targets.cpu as cpu
+
+    guard = PatchGuard()
+    real = cpu.CpuDevice.elapsed_ms
+    cpu.CpuDevice.elapsed_ms = lambda self, a, b: 0.0
+    try:
+        assert "xe_forge.targets.cpu.CpuDevice.elapsed_ms" in guard.changed()
+    finally:
+        cpu.CpuDevice.elapsed_ms = real
+    assert guard.changed() == []
+
+
 def test_guard_ignores_new_names_in_module_namespaces():
     guard = PatchGuard()
     torch._xe_forge_guard_probe = 1  # lazy submodule imports add names like this

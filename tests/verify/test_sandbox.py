@@ -80,10 +80,14 @@ def test_worker_environment_has_no_secrets(monkeypatch: pytest.MonkeyPatch, line
         monkeypatch.setenv(name, value)
     monkeypatch.setenv("XE_FORGE_TEST_CONTROL", "visible")  # proves the probe does see the parent's env
     with Evaluator("cpu", timeout=120, trials=1) as ev:  # fresh workers, spawned after setenv
-        verdict = ev.evaluate(source("hacks/env_probe.py"), linear)
-        judge_env = Path(f"/proc/{ev.judge.pid}/environ").read_bytes()
+        verdict = ev.evaluate(source("linear/good.py"), linear)
+        envs = [Path(f"/proc/{w.pid}/environ").read_bytes() for w in (ev.judge, ev.runner)]
+        probe = ev.evaluate(source("hacks/env_probe.py"), linear)
     assert verdict.passed, verdict.feedback()
-    assert not any(value.encode() in judge_env for value in SECRETS.values())
+    assert all(b"XE_FORGE_TEST_CONTROL=visible" in env for env in envs)  # the parent's environment, scrubbed
+    assert not any(value.encode() in env for env in envs for value in SECRETS.values())
+    # and a kernel file cannot read its environment at all (it would tell a check from production)
+    assert probe.stage_failed == "static" and "os.environ" in probe.findings[0].message
 
 
 def test_scrubbed_environ_drops_keys_tokens_secrets_and_passwords(monkeypatch: pytest.MonkeyPatch):

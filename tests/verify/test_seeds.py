@@ -13,15 +13,24 @@ import pytest
 from xe_forge.verify.evaluate import Evaluator
 from xe_forge.verify.static import check_source
 
-from .helpers import failed, source
+from .helpers import failed, source, unguarded
 
-PREDICTIONS = ["predict/seed0_weights.py", "predict/answer_table.py", "predict/init_snapshot.py"]
+PREDICTIONS = ["predict/seed0_weights.py", "predict/init_snapshot.py"]
 
 
 @pytest.mark.parametrize("path", PREDICTIONS)
 def test_predicting_seeds_fails_at_correctness(path: str, evaluator: Evaluator, linear):
     assert check_source(source(path)).findings == []
     failed(evaluator.evaluate(source(path), linear), "correctness")
+
+
+def test_an_answer_table_keyed_on_input_values_reads_them_through_a_host_exit(evaluator: Evaluator, linear):
+    """Looking inputs up needs their values on the host (`.item()`): outside the host subset, and refused
+    by the audit with the scan off."""
+    assert {f.check for f in check_source(source("predict/answer_table.py")).findings} == {"host-compute"}
+    with unguarded(evaluator):
+        verdict = evaluator.evaluate(source("predict/answer_table.py"), linear)
+    assert not verdict.passed and "item" in " ".join(f.message for f in verdict.findings), verdict.feedback()
 
 
 def _errors(ev: Evaluator, linear) -> list[float]:

@@ -14,8 +14,8 @@ from collections.abc import Iterator
 import pytest
 
 from xe_forge.verify.evaluate import Evaluator
-from xe_forge.verify.speed import wall_speedup_bound
 from xe_forge.verify.static import check_source
+from xe_forge.verify.trials import WARM_CALLS
 
 from .helpers import checks, failed, source, unguarded
 
@@ -35,6 +35,8 @@ def test_an_honest_kernel_is_timed_and_every_check_holds(timing: Evaluator, line
     verdict = timed(timing, "linear/good.py", linear, baseline="linear/good.py")
     assert verdict.passed, verdict.feedback()
     assert list(verdict.timings) == ["input kernel"] and verdict.timing.reps >= 5  # sampled calls are not timed
+    clock = verdict.timing.clock  # spins only where the candidate came out faster
+    assert clock is None or (clock.verdict in ("consistent", "unresolved") and len(clock.null_wall_ms) == 3)
     assert not verdict.speed_measured, "interpreter figures are never reported as measured speed"
 
 
@@ -43,27 +45,24 @@ def test_an_honest_kernel_is_timed_and_every_check_holds(timing: Evaluator, line
                                          ("timed/torch_when_timed.py", "timed-audit")])
 def test_behaving_differently_while_timed_is_caught(path: str, check: str, timing: Evaluator, linear):
     assert check_source(source(path)).findings == [], "ordinary code: only running it can tell"
-    assert timing.evaluate(source(path), linear, full=False, time_it=False).passed, "a checked call cannot tell"
-    verdict = timed(timing, path, linear)
+    assert not timing.evaluate(source(path), linear, full=False, time_it=False).passed, "the late call catches it"
+    timing.warm_calls = (0, 1)  # without the check's own late call (rule 5c), the timing's defences alone
+    try:
+        assert timing.evaluate(source(path), linear, full=False, time_it=False).passed, "a first call cannot tell"
+        verdict = timed(timing, path, linear)
+    finally:
+        timing.warm_calls = WARM_CALLS
     failed(verdict, "timing")
     assert check in checks(verdict), verdict.feedback()
     assert verdict.timings == {} and verdict.timing is None
 
 
-def test_a_lying_timer_is_caught_by_the_parents_clock(timing: Evaluator, linear):
-    with unguarded(timing):
-        verdict = timed(timing, "timed/lying_timer.py", linear, baseline="linear/good.py")
+def test_a_lying_timer_is_caught_by_the_parents_clock(linear):
+    with Evaluator("cpu", timeout=300, trials=1, cpu_timing=True) as ev, unguarded(ev):  # its process stays lied to
+        verdict = timed(ev, "timed/lying_timer.py", linear, baseline="linear/good.py")
     failed(verdict, "timing")
     assert "timing-inconsistent" in checks(verdict), verdict.feedback()
-
-
-@pytest.mark.parametrize("cand, base, null", [(100.0, 100.0, 10.0), (60.0, 110.0, 10.0), (210.0, 110.0, 10.0)])
-def test_the_wall_clock_bound_never_rejects_what_the_clock_saw(cand, base, null):
-    assert wall_speedup_bound(cand, base, null, 10) >= (base - null) / (cand - null)
-
-
-def test_the_wall_clock_bound_is_tight_enough_to_catch_a_tenfold_lie():
-    assert wall_speedup_bound(100.0, 100.0, 10.0, 10) * 1.25 < 10.0
+    assert "parent's clock saw" in verdict.findings[0].message
 
 
 def test_final_verification_times_after_the_unseen_shapes(timing: Evaluator, linear):

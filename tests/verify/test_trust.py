@@ -17,11 +17,14 @@ from xe_forge.verify.static import check_source
 from .helpers import finding, source, unguarded
 
 # attack -> (stage, check): wrong answers fail at correctness; rebinding builtins is also seen by the
-# patch guard at import (and the process is replaced, so the next candidate gets clean builtins)
-ATTACKS = {"trust/frame_walk.py": ("correctness", "correctness"),
-           "trust/gc_reference.py": ("correctness", "correctness"),
+# patch guard at import (and the process is replaced, so the next candidate gets clean builtins); the
+# attacks that test for ghost replay with `.item()` are named for that host exit first, and their
+# answers are wrong all the same
+ATTACKS = {"trust/frame_walk.py": ("audit", "host-compute"),
+           "trust/gc_reference.py": ("audit", "host-compute"),
            "trust/builtins_rebind.py": ("import", "monkey-patch"),
-           "trust/tolerance_table.py": ("correctness", "correctness")}
+           # its wrong-on-purpose bias flip is torch compute now (flip reorders data: not movement)
+           "trust/tolerance_table.py": ("audit", "torch-compute")}
 
 
 @pytest.mark.parametrize("path", sorted(ATTACKS))
@@ -32,6 +35,8 @@ def test_in_process_attack_on_the_judge_finds_nothing_to_attack(path: str, evalu
     assert not verdict.passed, verdict.feedback()
     assert verdict.stage_failed == stage, verdict.feedback()
     assert finding(verdict, check).message
+    if stage == "audit":  # nothing found to attack: the outputs are wrong
+        assert not any(t.passed for t in verdict.correctness[0].trials), verdict.feedback()
 
 
 @pytest.mark.parametrize("path", [*ATTACKS, "trust/forged_reply.py"])

@@ -34,8 +34,8 @@ def test_honest_ports_pass_at_initial_and_perturbed_weights(kernel: str, evaluat
     verdict = evaluator.evaluate(kb(kernel).kernel.source, kb(kernel), allow_torch={"self.conv"}, unseen=True)
     assert verdict.passed, verdict.feedback()
     trials = verdict.correctness[0].trials
-    assert {t.weights for t in trials} == {"initial", "perturbed"} and {t.inputs for t in trials} == {"problem",
-                                                                                                  "signed"}
+    assert {t.weights for t in trials} == {"initial", "perturbed"}
+    assert {t.inputs for t in trials} == {"problem", "signed", "wide"}
 
 
 @pytest.mark.parametrize("kernel, params", [("85_skip_affine.py", ["scale", "group_norm.weight", "group_norm.bias"]),

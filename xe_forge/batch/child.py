@@ -34,33 +34,48 @@ def run(job: ProblemJob) -> ProblemResult:
 
         if request.spec is None:  # no seed, no spec: a --variant cannot apply, the problem's own shapes do
             request = request.model_copy(update={"variant": None})
-        ported = port_problem(request, job.run_id, settings)
+        ported = port_problem(request, job.run_id, settings, compile_baseline=job.compile and job.port_only)
         if ported.seed is None:
             return ProblemResult.failed(job.problem, job.run_id, ported.status, ported.reason,
                                         exit_code=ported.exit_code)
         request = request.model_copy(update={"kernel": ported.seed})
-        out.ported, out.ported_by = True, ported.by
+        out.ported, out.ported_by, out.paths = True, ported.by, ported.paths
+        if job.port_only:  # the verified port is the answer: its own verification timed it
+            return port_only_result(out, ported)
     resume = job.run_id if (Path(request.run_dir) / job.run_id / "args.json").is_file() else None
     result = optimize(request, settings, resume=resume, run_id=job.run_id, progress=Progress(quiet=True))
     report = result.report
     out.status, out.exit_code, out.device = result.status, result.exit_code, report.device
     out.degenerate, out.correct = report.degenerate_reference, bool(report.final.passed)
     out.not_checked = [s.what for s in report.not_checked]
-    out.timings = {k: v for k, v in report.timings.items() if k != "input kernel"}  # the run timed the output
+    out.timings, out.unchanged = dict(report.timings), report.unchanged  # as the run's report names them
     if not out.correct or report.device == "cpu":
         return out
-    problem = load_problem(Path(result.run_dir) / "output.py", request.reference, request.spec, request.variant)
+    problem = load_problem(Path(result.run_dir) / "output.py", request.reference, request.spec, request.variant,
+                           precision=request.precision)
     with Evaluator(request.device, request.target, timeout=request.timeout, trials=1) as ev:
         if ev.measures_speed:
             allow = input_allowance(problem)
             if "eager" not in out.timings:  # the run's own timing against PyTorch failed: once more, eager only
                 final = ev.evaluate(problem.kernel.source, problem, allow_torch=allow, time_it=True, full=False,
                                     name="final_vs_eager")
-                out.timings = dict(final.timings)
+                out.timings |= final.timings
             seed_src = Path(request.kernel).read_text()
             first = ev.evaluate(seed_src, problem, allow_torch=allow, time_it=True, full=False,
                                 compile_baseline=job.compile, name="seed_vs_eager")
             out.seed_timings = dict(first.timings)
+    return out
+
+
+def port_only_result(out: ProblemResult, ported) -> ProblemResult:
+    """A problem stopped at its verified port: correct, timed against eager (and compile) where speed is measured."""
+    from xe_forge.pipeline.status import CORRECT_UNTIMED, IMPROVED, NO_IMPROVEMENT
+
+    out.correct, out.timings, out.device = True, dict(ported.timings), ported.device
+    eager = ported.timings.get("eager")
+    out.status = CORRECT_UNTIMED if eager is None else (IMPROVED if eager.faster else NO_IMPROVEMENT)
+    out.exit_code = 0 if out.status != NO_IMPROVEMENT else 1
+    out.degenerate, out.not_checked = list(ported.degenerate), list(ported.not_checked)
     return out
 
 
@@ -87,6 +102,7 @@ def main(path: str) -> int:
         result = run(job)
     except ForgeError as err:
         result = ProblemResult.failed(job.problem, job.run_id, "failed", str(err), exit_code=err.exit_code)
+        result.degenerate = list(getattr(err, "flags", []))  # a reference that cannot be verified says why
     except Exception as exc:
         result = ProblemResult.failed(job.problem, job.run_id, "failed", f"{type(exc).__name__}: {exc}",
                                       traceback=traceback.format_exc()[-3000:])

@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 from xe_forge.config import RunRequest
 from xe_forge.verify.models import Timing
 
-PortedBy = Literal["lower", "llm"]  # who made the seed of a problem that had none (batch/port.py)
+PortedBy = Literal["lower", "general", "llm"]  # who made the seed of a problem that had none (batch/port.py)
 
 
 class ProblemFile(BaseModel):
@@ -37,6 +37,8 @@ class BatchRequest(BaseModel):
     compile: bool = False
     count_degenerate: bool = Field(False, description="count speedups on degenerate problems in fast_p")
     ray: str | None = Field(None, description="Ray cluster address (batch/ray_backend.py); None: local workers")
+    no_seeds: bool = Field(False, description="port every problem (batch/port.py), never taking a seed from --seeds")
+    port_only: bool = Field(False, description="stop at the verified port: no optimize stages (implies no_seeds)")
     run: RunRequest = Field(default_factory=RunRequest)
 
 
@@ -51,6 +53,7 @@ class ProblemJob(BaseModel):
     run_id: str
     run: RunRequest
     compile: bool = False
+    port_only: bool = False
     result_path: str
 
 
@@ -69,8 +72,11 @@ class ProblemResult(BaseModel):
     device: str | None = None
     ported: bool = False
     ported_by: PortedBy | None = Field(None, description="who made the seed of a problem that had none")
-    timings: dict[str, Timing] = Field(default_factory=dict, description="final kernel vs eager (and torch.compile)")
+    unchanged: bool = Field(False, description="the run kept its seed: `timings` time the seed")
+    timings: dict[str, Timing] = Field(default_factory=dict, description="the final kernel vs eager (and "
+                                       "torch.compile), and vs the seed ('input kernel') where it changed")
     seed_timings: dict[str, Timing] = Field(default_factory=dict, description="the seed vs eager")
+    paths: dict[str, str] = Field(default_factory=dict, description="a port: the path that served each checked shape")
     traceback: str | None = None
     node: str | None = Field(None, description="the Ray node that ran it (None: a local worker)")
 

@@ -1,6 +1,6 @@
 """`xe-forge batch --ray ADDRESS`: each problem a Ray task on a cluster; the batch store stays on the driver.
 
-A task runs the same problem process as a local worker (runner.run_job: `python -m xe_forge.batch.child`
+A task runs the same problem process as a local worker (executor.run_job: `python -m xe_forge.batch.child`
 under the per-problem time limit, its crash recorded as 'crashed'), on whichever node Ray gives it, with
 one GPU (`num_gpus=1`, Ray makes it the only visible one) or, on a CPU cluster, one CPU. Tasks rather
 than an actor per GPU: a problem holds its GPU for minutes, so Ray's per-task scheduling costs nothing
@@ -31,9 +31,12 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from xe_forge import __version__
+from xe_forge.batch import executor
 from xe_forge.batch.models import ProblemJob, ProblemResult
 from xe_forge.config import PROVIDER_KEY_VARS, RunRequest
 from xe_forge.errors import EnvError
+from xe_forge.problem.kernel import find_spec
 
 RETRIES = 2  # resubmissions of a problem whose Ray worker or node was lost under it
 SCRATCH = "xe-forge-ray-"  # + the Ray worker's pid: a node's scratch directories, one per running task
@@ -62,7 +65,7 @@ class NodeReply(BaseModel):
 
 
 class RayExecutor:
-    """runner.Executor on a Ray cluster: `slots` tasks in flight, one problem each."""
+    """executor.Executor on a Ray cluster: `slots` tasks in flight, one problem each."""
 
     def __init__(self, address: str, device: str, workers: int | None, time_limit: float) -> None:
         ray = import_ray()
@@ -90,8 +93,6 @@ class RayExecutor:
 
     def run(self, job: ProblemJob, env: dict[str, str]) -> ProblemResult:
         from ray import exceptions as rx
-
-        from xe_forge import __version__
 
         runs_root = Path(job.run.run_dir)
         names = _run_names(job)
@@ -153,9 +154,6 @@ def solve_on_node(task: NodeTask) -> NodeReply:
     """The Ray task: the problem's files in a scratch directory, its process run there, the runs sent back."""
     import ray
 
-    from xe_forge import __version__
-    from xe_forge.batch.runner import run_job
-
     if task.version != __version__:
         raise RuntimeError(f"this node has xe-forge {__version__}, the driver {task.version}: install the same "
                            "version on every node")
@@ -171,7 +169,7 @@ def solve_on_node(task: NodeTask) -> NodeReply:
         _rebase_runs(runs, here)
         job = task.job.model_copy(update={"run": rebase(task.job.run, here),
                                           "result_path": str(scratch / "job.result.json")})
-        result = run_job(job, scratch / "job.json", {**os.environ, **task.env}, task.time_limit)
+        result = executor.run_job(job, scratch / "job.json", {**os.environ, **task.env}, task.time_limit)
         result.node = ray.get_runtime_context().get_node_id()
         _rebase_runs(runs, back)
         return NodeReply(result=result, runs=_pack(runs, _run_names(task.job)))
@@ -231,8 +229,6 @@ def _rebase_runs(runs: Path, moves: dict[str, str]) -> None:
 
 def _files_of(run: RunRequest) -> list[ShippedFile]:
     """The problem file, the seed and its spec (or the one optimize would find beside the seed)."""
-    from xe_forge.problem.kernel import find_spec
-
     beside = find_spec(Path(run.kernel)) if run.kernel and not run.spec else None
     paths = dict.fromkeys(p for p in (run.reference, run.kernel, run.spec, beside and str(beside)) if p)
     return [ShippedFile(path=p, data=Path(p).read_bytes()) for p in paths]

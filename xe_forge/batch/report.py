@@ -18,6 +18,8 @@ from typing import Any
 from xe_forge.store import RunStore
 
 P_VALUES = (0.0, 0.8, 1.0, 1.5, 2.0)
+NOT_MEASURED = "not measured: the CPU runs Triton's interpreter (correctness only)"
+SEED_KEY = "input kernel"  # the run's own interleaved timing of its output against the seed it started from
 
 
 def _speedup(result: dict[str, Any], key: str) -> float | None:
@@ -46,7 +48,7 @@ def summarize(results: list[dict[str, Any]], *, wall_seconds: float = 0.0, worke
             fast_p["0"] = len(correct) / n if n else 0.0
         elif measured:
             fast_p[f"{p:g}"] = sum(1 for r in scored if (eager.get(r["id"]) or 0) > p) / n
-        else:
+        else:  # kept as text in summary.json; the printed figures leave it out (_fast_p_line)
             fast_p[f"{p:g}"] = "not measured (CPU)"
     finished = [r for r in results if r.get("status") not in (None, "running")]
     return {
@@ -57,8 +59,7 @@ def summarize(results: list[dict[str, Any]], *, wall_seconds: float = 0.0, worke
         "geomean_speedup_vs_eager": geomean([v for v in eager.values() if v]),
         "geomean_speedup_vs_compile": geomean([_speedup(r, "torch.compile") for r in correct
                                                if _speedup(r, "torch.compile")]),
-        "geomean_speedup_vs_seed": geomean([_speedup(r, "eager") / _speedup({"timings": r.get("seed_timings")}, "eager")
-                                            for r in correct if _speedup(r, "eager") and r.get("seed_timings")]),
+        "geomean_speedup_vs_seed": geomean([_speedup(r, SEED_KEY) for r in correct if _speedup(r, SEED_KEY)]),
         "degenerate": {r["name"]: r["degenerate"] for r in results if r.get("degenerate")},
         "degenerate_in_fast_p": count_degenerate,
         "workers": workers,
@@ -72,7 +73,8 @@ def summarize(results: list[dict[str, Any]], *, wall_seconds: float = 0.0, worke
         "per_problem": [{"id": r["id"], "name": r["name"], "status": r.get("status"), "reason": r.get("reason", ""),
                          "run_id": r.get("run_id"),
                          "correct": bool(r.get("correct")), "speedup_vs_eager": _speedup(r, "eager"),
-                         "speedup_vs_compile": _speedup(r, "torch.compile"), "worker": r.get("worker"),
+                         "speedup_vs_compile": _speedup(r, "torch.compile"), "speedup_vs_seed": _speedup(r, SEED_KEY),
+                         "unchanged": bool(r.get("unchanged")), "worker": r.get("worker"),
                          "attempts": r.get("attempts"), "degenerate": r.get("degenerate", []),
                          "not_checked": r.get("not_checked", []), "ported_by": r.get("ported_by")}
                         for r in results],
@@ -102,16 +104,12 @@ def _charts(summary: dict[str, Any]) -> bytes | None:
     return to_png(fig)
 
 
-def _fmt(v: Any) -> str:
-    return f"{v:.3f}" if isinstance(v, float) else str(v)
-
-
 def _geomean_text(summary: dict[str, Any], key: str, absent: str) -> str:
     """A geomean, or why there is none: never a raw None."""
     value = summary[key]
     if value is not None:
         return f"{value:.3f}x"
-    return "not measured (CPU)" if not summary["speed_measured"] else absent
+    return NOT_MEASURED if not summary["speed_measured"] else absent
 
 
 def _degenerate_note(s: dict[str, Any]) -> str:
@@ -121,27 +119,42 @@ def _degenerate_note(s: dict[str, Any]) -> str:
     return f" ({len(s['degenerate'])} degenerate problem(s): their speedups {how})"
 
 
+def _fast_p_line(s: dict[str, Any]) -> str:
+    """fast_p where speed was measured; on the CPU only its p = 0 entry exists (the correctness rate), said so."""
+    if not s["speed_measured"]:
+        return f"fast_p (output vs eager PyTorch): {NOT_MEASURED}; fast_0 = the correctness rate above"
+    return ("fast_p (correct and output faster than eager PyTorch by more than p): "
+            + ", ".join(f"p={k}: {v:.3f}" for k, v in s["fast_p"].items()) + _degenerate_note(s))
+
+
+def _workers_line(s: dict[str, Any]) -> str:
+    used = len(s["workers_used"])
+    ran = f"{used} of them ran a problem" if used != s["workers"] else ("it ran the problems" if used == 1
+                                                                       else "all ran problems")
+    rate = f"{s['problems_per_hour']:.1f}" if s["problems_per_hour"] is not None else "-"
+    return (f"workers: {s['workers']} ({ran if used else 'none ran a problem'}), wall {s['wall_seconds']:.0f} s, "
+            f"problems/hour: {rate}")
+
+
 def headline_lines(summary: dict[str, Any]) -> list[str]:
     """The figures a batch is judged by, one per line, as the console, summary.md and report.html show them."""
     s = summary
-    lines = [f"problems: {s['problems']}, correct: {s['correct']} ({s['correctness_rate']:.0%})",
-             "fast_p: " + ", ".join(f"p={k}: {_fmt(v)}" for k, v in s["fast_p"].items())
-             + _degenerate_note(s),
-             f"geomean speedup over eager (correct, measured): "
+    lines = [f"problems: {s['problems']}, correct: {s['correct']} ({s['correctness_rate']:.0%})", _fast_p_line(s),
+             f"geomean, output vs eager PyTorch (correct problems, timed): "
              f"{_geomean_text(s, 'geomean_speedup_vs_eager', 'no correct problem was timed')}",
-             f"geomean speedup over torch.compile: "
+             f"geomean, output vs torch.compile (default): "
              f"{_geomean_text(s, 'geomean_speedup_vs_compile', 'not timed (torch.compile failed on every problem)')}",
-             f"geomean speedup over the seeds: {_geomean_text(s, 'geomean_speedup_vs_seed', 'no seed was timed')}",
-             f"workers: {s['workers']} (used: {', '.join(map(str, s['workers_used'])) or 'none'}), "
-             f"wall {s['wall_seconds']:.0f} s, problems/hour: "
-             + (f"{s['problems_per_hour']:.1f}" if s["problems_per_hour"] is not None else "-")]
+             f"geomean, output vs its seed (the input kernel of each run; the Triton-only lowering where a problem "
+             f"had no seed; problems that kept their seed left out): "
+             f"{_geomean_text(s, 'geomean_speedup_vs_seed', 'no changed output was timed against its seed')}",
+             _workers_line(s)]
     if s.get("interrupted"):
         lines.append(f"INTERRUPTED: {len(s['unfinished'])} problem(s) not finished "
                      f"({', '.join(s['unfinished'][:10]) or 'none'}); `--resume` continues the batch")
     return lines
 
 
-PORTED_BY = {"lower": "TorchInductor lowering", "llm": "LLM"}
+PORTED_BY = {"lower": "TorchInductor lowering", "general": "general path", "llm": "LLM"}
 
 
 def ported_by(r: dict[str, Any]) -> str:
@@ -150,25 +163,55 @@ def ported_by(r: dict[str, Any]) -> str:
 
 
 def not_checked(r: dict[str, Any]) -> str:
-    """The checks a problem's run did not run, less what its status already says ('speed not measured')."""
-    return ", ".join(w for w in r["not_checked"] if w not in (r["status"] or ""))
+    """The checks a problem's run did not run (speed included where it was not measured)."""
+    return ", ".join(r["not_checked"]) or "-"
 
 
-def _speed_cell(r: dict[str, Any], key: str) -> str:
-    return f"{r[key]:.3f}" if r[key] else "-"
+def speed_cell(r: dict[str, Any], key: str) -> str:
+    """A ratio with its sides: the output's, or the kept input's where the run left it unchanged."""
+    if not r[key]:
+        return "-"
+    return f"{r[key]:.3f}x" + (" (input: unchanged)" if r.get("unchanged") else "")
+
+
+COLUMNS = ("id", "problem", "ported by", "status", "correct", "output vs eager", "output vs torch.compile",
+           "output vs seed", "worker", "degenerate", "not checked", "reason")
+
+
+def problem_rows(summary: dict[str, Any]) -> list[list[str]]:
+    """One row of cells per problem, as COLUMNS names them (summary.md, the terminal table)."""
+    rows = []
+    for r in summary["per_problem"]:
+        reason = " ".join(r["reason"][:120].split())
+        rows.append([str(r["id"]), r["name"], ported_by(r), r["status"] or "not started", "yes" if r["correct"] else "no",
+                     speed_cell(r, "speedup_vs_eager"), speed_cell(r, "speedup_vs_compile"),
+                     speed_cell(r, "speedup_vs_seed"), "-" if r["worker"] is None else str(r["worker"]),
+                     "; ".join(r["degenerate"]) or "-", not_checked(r), reason or "-"])
+    return rows
 
 
 def render_markdown(summary: dict[str, Any]) -> str:
     lines = ["# xe-forge batch", ""] + [f"- {line}" for line in headline_lines(summary)] + [
-        "", "| id | problem | ported by | status | correct | vs eager | vs compile | worker | degenerate | not checked "
-        "| reason |", "|---|---|---|---|---|---|---|---|---|---|---|"]
-    for r in summary["per_problem"]:
-        reason = " ".join(r["reason"][:120].replace("|", "/").split())
-        worker = "-" if r["worker"] is None else r["worker"]
-        lines.append(f"| {r['id']} | {r['name']} | {ported_by(r)} | {r['status'] or 'not started'} | {'yes' if r['correct'] else 'no'} | "
-                     f"{_speed_cell(r, 'speedup_vs_eager')} | {_speed_cell(r, 'speedup_vs_compile')} | {worker} | "
-                     f"{'; '.join(r['degenerate'])} | {not_checked(r)} | {reason} |")
+        "", "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    lines += ["| " + " | ".join(cell.replace("|", "/") for cell in row) + " |" for row in problem_rows(summary)]
     return "\n".join(lines) + "\n"
+
+
+def render_table(summary: dict[str, Any]):
+    """The per-problem table for a terminal (rich): seven columns that fold within its width, where the raw
+    Markdown would wrap into an unreadable block at 80 columns; the rest of a row goes to its last cell."""
+    from rich.table import Table
+
+    table = Table(title="problems (ratios: the output, timed against each)")
+    for column, ratio in (("id", 0), ("problem", 3), ("status", 2), ("vs eager", 1), ("vs compile", 1),
+                          ("vs seed", 1), ("not checked; why", 3)):
+        table.add_column(column, overflow="fold", ratio=ratio or None, no_wrap=not ratio)
+    for row in problem_rows(summary):
+        notes = [x for x in (row[10], row[11]) if x != "-"]
+        notes += [f"degenerate: {row[9]}"] if row[9] != "-" else []
+        name = row[1] + (f" (seed: {row[2]})" if row[2] != "-" else "")
+        table.add_row(row[0], name, row[3], row[5], row[6], row[7], "; ".join(notes) or "-")
+    return table
 
 
 def render_html(out: Path, summary: dict[str, Any]) -> str:
@@ -180,7 +223,7 @@ def render_html(out: Path, summary: dict[str, Any]) -> str:
              if r.get("run_id") and (out / "runs" / r["run_id"] / "report.html").is_file()}
     return render_page("batch.html.j2", s=summary, lines=headline_lines(summary), links=links,
                        chart=data_uri(_charts(summary)), ported_by=ported_by,
-                       not_checked=not_checked)
+                       not_checked=not_checked, speed_cell=speed_cell)
 
 
 def write_batch_report(out: Path, summary: dict[str, Any], results: list[dict[str, Any]]) -> None:

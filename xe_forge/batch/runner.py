@@ -5,28 +5,30 @@ GPU, under a time limit; a crash or hang ends that process, never the batch. Eve
 in one SQLite file (batch.sqlite) so `--resume` skips finished problems and an unfinished one
 continues its own run (whose LLM cache replays answers already paid for).
 
-Where a problem's process runs is the executor's business: `LocalExecutor` here (this machine's GPUs),
-or `ray_backend.RayExecutor` (`--ray`: a Ray task per problem on a cluster). The driver side (which
+Where a problem's process runs is the executor's business (the seam, `executor.Executor`):
+`executor.LocalExecutor` (this machine's GPUs), or `ray_backend.RayExecutor` (`--ray`: a Ray task per
+problem on a cluster); both run `executor.run_job`. The driver side (which
 problems, the store, resume, the report) is the same for both.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import queue
 import re
-import signal
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
+from xe_forge import targets
+from xe_forge.batch.executor import Executor, LocalExecutor, finished_result
 from xe_forge.batch.models import BatchRequest, ProblemFile, ProblemJob, ProblemResult
+from xe_forge.batch.ray_backend import RayExecutor
+from xe_forge.batch.report import summarize, write_batch_report
 from xe_forge.batch.store import BatchStore
 from xe_forge.errors import EnvError, InputError
+from xe_forge.paths import data_dir
 from xe_forge.pipeline.status import STATUSES
 from xe_forge.problem.kernel import find_spec
 
@@ -35,7 +37,6 @@ if TYPE_CHECKING:
 
 PROBLEM_ENTRY = re.compile(r"^(\d+)_(.+?)(\.py)?$")
 FINAL = (*STATUSES, "skipped", "failed", "timeout", "crashed")
-_LIVE: set[subprocess.Popen] = set()  # problem processes now running, killed if the batch itself is stopped
 
 
 def parse_only(text: str | None) -> set[int] | None:
@@ -114,9 +115,7 @@ def device_slots(device: str, workers: int | None) -> list[dict[str, str]]:
     """One environment per worker: the GPU it owns made the only visible one; CPU workers share."""
     kind = device
     if device == "auto":
-        from xe_forge.targets import get_device
-
-        kind = get_device("auto").kind
+        kind = targets.get_device("auto").kind
     if kind in ("cuda", "xpu"):
         import torch
 
@@ -131,81 +130,10 @@ def device_slots(device: str, workers: int | None) -> list[dict[str, str]]:
     return [{} for _ in range(max(1, workers or 1))]
 
 
-class Executor(Protocol):
-    """Runs one problem's process somewhere and returns what it reported; `slots` problems at a time."""
-
-    slots: list[dict[str, str]]  # one environment per concurrent problem (its GPU made the only visible one)
-
-    def run(self, job: ProblemJob, env: dict[str, str]) -> ProblemResult: ...
-
-    def stop(self) -> None:
-        """End every problem process now running (the batch itself is being stopped)."""
-
-    def close(self) -> None: ...
-
-
-class LocalExecutor:
-    """Problem processes on this machine, one slot per GPU (or CPU worker)."""
-
-    def __init__(self, slots: list[dict[str, str]], time_limit: float) -> None:
-        self.slots, self.time_limit = slots, time_limit
-
-    def run(self, job: ProblemJob, env: dict[str, str]) -> ProblemResult:
-        return run_job(job, Path(job.result_path).with_name(f"{job.run_id}.json"), env, self.time_limit)
-
-    def stop(self) -> None:  # problem processes run in their own sessions, out of Ctrl-C's reach
-        for proc in list(_LIVE):
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-
-    def close(self) -> None:
-        pass
-
-
 def _executor(opts: BatchRequest) -> Executor:
     if opts.ray:
-        from xe_forge.batch.ray_backend import RayExecutor
-
         return RayExecutor(opts.ray, opts.run.device, opts.workers, opts.time_limit)
     return LocalExecutor(device_slots(opts.run.device, opts.workers), opts.time_limit)
-
-
-def run_job(job: ProblemJob, job_path: Path, env: dict[str, str], limit: float) -> ProblemResult:
-    """One problem process on this machine, from its job file to its result (a local slot, or a Ray task)."""
-    result_path = Path(job.result_path)
-    result_path.unlink(missing_ok=True)
-    job_path.write_text(job.model_dump_json(indent=2))
-    status, reason = _run_child(job_path, env, limit)
-    result = _finished_result(result_path) if status is None else None
-    return result or ProblemResult.failed(job.problem, job.run_id, status or "crashed",
-                                          reason or "the problem process wrote no result")
-
-
-def _run_child(job_path: Path, env: dict[str, str], limit: float) -> tuple[str | None, str]:
-    """Run one problem process; returns (None, '') when it finished, else (status, reason)."""
-    proc = subprocess.Popen([sys.executable, "-m", "xe_forge.batch.child", str(job_path)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
-    _LIVE.add(proc)
-    try:
-        output, _ = proc.communicate(timeout=limit)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        return "timeout", f"exceeded the per-problem time limit of {limit:.0f} s"
-    finally:
-        _LIVE.discard(proc)
-    if proc.returncode != 0:
-        tail = (output or b"").decode(errors="replace").strip().splitlines()[-3:]
-        return "crashed", f"problem process exited with {proc.returncode}: {' | '.join(tail)}"
-    return None, ""
-
-
-def _finished_result(path: Path) -> ProblemResult | None:
-    """The result a problem process wrote at its very end; None when it did not get there."""
-    try:
-        return ProblemResult.model_validate_json(path.read_text())
-    except (OSError, ValueError):
-        return None
 
 
 def _adopt_finished(store: BatchStore, out: Path, problems: list[ProblemFile]) -> None:
@@ -213,7 +141,7 @@ def _adopt_finished(store: BatchStore, out: Path, problems: list[ProblemFile]) -
     between the two) is finished: record it, so --resume does not run it again."""
     for p in problems:
         if store.status(p.id) == "running":
-            result = _finished_result(out / "jobs" / f"{_run_id(p)}.result.json")
+            result = finished_result(out / "jobs" / f"{_run_id(p)}.result.json")
             if result is not None:
                 store.finish(p.id, result)
 
@@ -221,9 +149,6 @@ def _adopt_finished(store: BatchStore, out: Path, problems: list[ProblemFile]) -
 def run_batch(opts: BatchRequest, progress: BatchProgress | None = None) -> dict[str, Any]:
     """Run the batch; on Ctrl-C, stop every problem process, keep what finished, and return the partial
     summary (`interrupted`: True) for the caller to show."""
-    from xe_forge.batch.report import summarize, write_batch_report
-    from xe_forge.paths import data_dir
-
     problems = discover_problems(Path(opts.problems_dir), parse_only(opts.only))  # bad input: no out dir made
     out = Path(opts.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -302,12 +227,16 @@ def _run_id(problem: ProblemFile) -> str:
 def _solve(problem: ProblemFile, opts: BatchRequest, seeds_dir: Path, out: Path, env: dict[str, str],
            executor: Executor | None = None) -> ProblemResult:
     """One problem in its own process, where the executor runs it; a problem folder's own seed wins."""
-    seed, spec = (problem.seed, problem.spec) if problem.seed else find_seed(seeds_dir, problem.id)
+    if opts.no_seeds or opts.port_only:
+        seed, spec = None, problem.spec
+    else:
+        seed, spec = (problem.seed, problem.spec) if problem.seed else find_seed(seeds_dir, problem.id)
     run_id = _run_id(problem)
     result_path = out / "jobs" / f"{run_id}.result.json"
     result_path.parent.mkdir(parents=True, exist_ok=True)
     # the problem's process sees only its worker's GPU: the device kind passes through unchanged
     run = opts.run.model_copy(update={"kernel": seed or "", "reference": problem.path, "spec": spec,
                                       "run_dir": out / "runs"})
-    job = ProblemJob(problem=problem, run_id=run_id, run=run, compile=opts.compile, result_path=str(result_path))
+    job = ProblemJob(problem=problem, run_id=run_id, run=run, compile=opts.compile, port_only=opts.port_only,
+                     result_path=str(result_path))
     return (executor or LocalExecutor([env], opts.time_limit)).run(job, env)

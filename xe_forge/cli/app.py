@@ -10,7 +10,7 @@ import sys
 
 import typer
 
-from xe_forge.cli import batch, check, doctor, kb, llm, optimize, port, profile, spec
+from xe_forge.cli import batch, bench, check, doctor, kb, llm, optimize, port, profile, spec
 from xe_forge.cli.common import err_console
 from xe_forge.errors import ForgeError
 
@@ -19,7 +19,7 @@ app = typer.Typer(name="xe-forge", no_args_is_help=True, pretty_exceptions_enabl
                        "reference on the target GPU (Intel Xe2/Xe-HPC first, NVIDIA Hopper too; the CPU "
                        "runs Triton's interpreter for correctness only).")
 app.command()(check.check)
-app.command()(check.bench)
+app.command()(bench.bench)
 app.command()(optimize.optimize)
 app.command()(batch.batch)
 app.command()(port.port)

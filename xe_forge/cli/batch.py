@@ -12,8 +12,10 @@ from xe_forge.cli.common import (
     DeviceOpt,
     EngineOpt,
     JsonOpt,
+    LowerBudgetOpt,
     MaxItersOpt,
     ModelOpt,
+    PrecisionOpt,
     ProfileOpt,
     StagesOpt,
     TargetOpt,
@@ -34,6 +36,14 @@ def batch(
                                                  "kernel.py the seed, spec.yaml).")],
     seeds: Annotated[Path | None, typer.Option("--seeds", help="Seed Triton kernels matched by id, for problems "
                                                "without their own (default: the bundled examples/).")] = None,
+    no_seeds: Annotated[bool, typer.Option("--no-seeds", help="Port every problem (the offline port: the general "
+                                           "Triton path, TorchInductor's lowering as its fast path on a GPU; then the "
+                                           "LLM if configured), taking no seed from --seeds.")] = False,
+    port_only: Annotated[bool, typer.Option("--port-only", help="Stop each problem at its verified port (implies "
+                                            "--no-seeds): no optimize stages; the port's own verification times it "
+                                            "against eager (and torch.compile with --compile).")] = False,
+    lower_budget: LowerBudgetOpt = None,
+    precision: PrecisionOpt = None,
     only: Annotated[str | None, typer.Option("--only", help="Problem ids, e.g. 1-20,37.")] = None,
     workers: Annotated[int | None, typer.Option("--workers", help="Workers (default: one per GPU; 1 on the CPU).")] = None,
     resume: Annotated[bool, typer.Option("--resume", help="Skip problems already finished in --out.")] = False,
@@ -68,7 +78,7 @@ def batch(
     (or a Ray task each), fast_p report."""
     from xe_forge.batch.models import BatchRequest
     from xe_forge.batch.report import export_trajectories as export
-    from xe_forge.batch.report import render_markdown
+    from xe_forge.batch.report import headline_lines, render_markdown, render_table
     from xe_forge.batch.runner import run_batch
     from xe_forge.config import RunRequest
     from xe_forge.pipeline.progress import BatchProgress
@@ -79,7 +89,8 @@ def batch(
         settings = settings_from_flags(flags)
         request = BatchRequest(problems_dir=str(problems_dir), seeds_dir=str(seeds) if seeds else None, only=only,
                                workers=workers, resume=resume, out=str(out), time_limit=time_limit,
-                               compile=compile_ref, count_degenerate=count_degenerate,
+                               compile=compile_ref, count_degenerate=count_degenerate, no_seeds=no_seeds,
+                               port_only=port_only,
                                ray=ray or settings.ray_address,
                                run=RunRequest.from_settings(settings, variant=variant, stages=stages))
         progress = BatchProgress(quiet=as_json)
@@ -93,6 +104,11 @@ def batch(
                 console.print(f"{n} candidates written to {export_trajectories}")
         if as_json:
             console.print_json(json.dumps(summary, default=str))
+        elif console.is_terminal:  # a table that fits the terminal; summary.md keeps the Markdown
+            for line in headline_lines(summary):
+                console.print(line, highlight=False, markup=False)
+            console.print(render_table(summary))
+            console.print(f"report: {out}/summary.md, {out}/report.html", highlight=False, markup=False)
         else:
             console.print(render_markdown(summary), highlight=False, markup=False)
             console.print(f"report: {out}/summary.md, {out}/report.html", highlight=False, markup=False)

@@ -1,4 +1,4 @@
-"""`xe-forge check` and `xe-forge bench`: one verdict from the one evaluator, printed."""
+"""`xe-forge check`: one verdict from the one evaluator, printed (`bench` lives in cli/bench.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from typing import Annotated
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from xe_forge.cli.common import (
     DeviceOpt,
@@ -26,12 +25,13 @@ from xe_forge.cli.common import (
     run_command,
     settings_from_flags,
 )
-from xe_forge.cli.render import skipped_lines, timeout_hint, timing_line, verdict_line, verdict_table
-from xe_forge.errors import EnvError, InputError
+from xe_forge.cli.render import skipped_lines, timeout_hint, verdict_line, verdict_table
+from xe_forge.errors import InputError
 from xe_forge.pipeline.progress import LiveStatus
 from xe_forge.pipeline.status import skipped_checks
 from xe_forge.problem.kernel import Problem, load_problem
-from xe_forge.verify.evaluate import Evaluator, allowance_from_file, declared_allowance, input_allowance
+from xe_forge.problem.signature import verdict_constructor_error
+from xe_forge.verify.evaluate import Evaluator, allowance_from_file, declared_allowance
 from xe_forge.verify.models import Verdict
 
 
@@ -64,35 +64,11 @@ def check(
     raise typer.Exit(code=code)
 
 
-def bench(
-    kernel: KernelArg,
-    reference: RefOpt = None,
-    spec: SpecOpt = None,
-    variant: VariantOpt = None,
-    device: DeviceOpt = None,
-    target: TargetOpt = None,
-    compile_ref: Annotated[bool, typer.Option("--compile", help="Also time torch.compile of the reference.")] = False,
-    timeout: Annotated[float, typer.Option("--timeout", help="Seconds before the timed run is killed.")] = 600.0,
-    as_json: JsonOpt = False,
-) -> None:
-    """Time a kernel against its reference (interleaved, L2 flushed): median, spread, speedup, TFLOP/s."""
-    flags = {"device": device, "target": target}  # bench keeps its own --timeout default (600 s)
-
-    def go() -> int:
-        s = settings_from_flags(flags)
-        return bench_command(kernel, reference=reference, spec=spec, variant=variant, device=s.device,
-                             target=s.target, compile_ref=compile_ref, timeout=timeout, as_json=as_json,
-                             console=console)
-
-    code = run_command(go)
-    raise typer.Exit(code=code)
-
-
-def _print_json(console: Console, data: object) -> None:
+def print_json(console: Console, data: object) -> None:
     console.print_json(json.dumps(data, default=str))
 
 
-def _bad_input(verdict: Verdict, what: str) -> InputError:
+def bad_input(verdict: Verdict, what: str) -> InputError:
     msg = "; ".join(f.message for f in verdict.findings) or "the reference cannot run"
     return InputError(f"{what}: {msg}")
 
@@ -119,11 +95,14 @@ def check_command(candidate: Path, *, reference: Path | None, spec: Path | None,
             warnings = [] if as_json else ev.warnings_for(problem)
             status.phase(_what_runs(problem, trials, unseen), limit=timeout)
             verdict = ev.evaluate(problem.kernel.source, problem, allow_torch=allow, unseen=unseen, time_it=False)
+    mismatch = verdict_constructor_error(problem, verdict)
+    if mismatch is not None:
+        raise mismatch
     if verdict.bad_input:
-        raise _bad_input(verdict, f"cannot check {candidate}")
+        raise bad_input(verdict, f"cannot check {candidate}")
     skipped = skipped_checks(verdict, problem, unseen_requested=unseen)
     if as_json:
-        _print_json(console, {"candidate": str(candidate), "reference": str(problem.reference.path),
+        print_json(console, {"candidate": str(candidate), "reference": str(problem.reference.path),
                               "reference_is_self": problem.reference_is_self, "verdict": verdict.model_dump(),
                               "not_checked": [s.model_dump() for s in skipped]})
         return 0 if verdict.passed else 1
@@ -140,40 +119,3 @@ def check_command(candidate: Path, *, reference: Path | None, spec: Path | None,
     if hint:
         console.print(f"[yellow]hint:[/yellow] {escape(hint)}", highlight=False)
     return 0 if verdict.passed else 1
-
-
-def bench_command(kernel: Path, *, reference: Path | None, spec: Path | None, variant: str | None, device: str,
-                  target: str | None, compile_ref: bool, timeout: float, as_json: bool, console: Console) -> int:
-    problem = load_problem(kernel, reference, spec, variant)
-    with LiveStatus(err_console, enabled=not as_json) as status, Evaluator(device, target, timeout=timeout,
-                                                                          trials=1) as ev:
-        if not ev.measures_speed:
-            raise EnvError(f"bench measures speed, and the {ev.device.kind} cannot: it runs Triton's interpreter",
-                           hint="run `xe-forge bench` on the target GPU; `xe-forge check` verifies correctness here")
-        status.phase(f"timing {problem.variant or 'get_inputs() shapes'}: correctness, then interleaved pairs "
-                     f"against eager{' and torch.compile' if compile_ref else ''}", limit=timeout)
-        verdict = ev.evaluate(problem.kernel.source, problem, allow_torch=input_allowance(problem), time_it=True,
-                              full=False, compile_baseline=compile_ref)
-    if verdict.bad_input:
-        raise _bad_input(verdict, f"cannot bench {kernel}")
-    if as_json:
-        _print_json(console, {"kernel": str(kernel), "verdict": verdict.model_dump()})
-        return 0 if verdict.passed else 1
-    if not verdict.passed:
-        console.print(verdict_table(verdict, f"xe-forge bench {kernel}"))
-        console.print("[red]not timed:[/red] the kernel does not pass its correctness check")
-        return 1
-    if not verdict.speed_measured:
-        console.print(f"[yellow]not timed:[/yellow] {escape(verdict.speed_note or 'no timing came back')}")
-        return 3
-    table = Table(title=f"xe-forge bench {kernel} ({ev.device.kind}, variant {problem.variant or 'default'})")
-    table.add_column("baseline")
-    table.add_column("kernel ms")
-    table.add_column("baseline ms")
-    table.add_column("speedup")
-    table.add_column("detail")
-    for name, t in verdict.timings.items():
-        table.add_row(name, f"{t.candidate_ms:.4f}", f"{t.baseline_ms:.4f}",
-                      f"{t.speedup:.3f}x" + (" (faster)" if t.faster else ""), timing_line(t))
-    console.print(table)
-    return 0

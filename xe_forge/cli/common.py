@@ -57,6 +57,13 @@ ProfileOpt = Annotated[bool | None, typer.Option("--profile/--no-profile", help=
                                                  "next candidate and the report shows the roofline; without "
                                                  "counters the run continues unprofiled. Default: "
                                                  "XE_FORGE_PROFILE, else off.")]
+PrecisionOpt = Annotated[str | None, typer.Option("--precision", help="keep | allow-tf32 | bf16 | fp16: the "
+                                                  "precision policy for problems without a spec (docs/SPEC.md; "
+                                                  "a spec's own wins). Default: XE_FORGE_PRECISION, else keep.")]
+LowerBudgetOpt = Annotated[float | None, typer.Option("--lower-budget", help="Seconds of TorchInductor "
+                                                     "autotuning per lowering; past it each kernel keeps the best "
+                                                     "config found so far. Default: XE_FORGE_LOWER_BUDGET, else "
+                                                     f"{RunOptions.model_fields['lower_budget'].default:g}.")]
 StagesOpt = Annotated[str | None, typer.Option("--stages", help="Comma-separated stages to run, in order "
                                                "(default: planned from the analysis).")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document instead of tables.")]

@@ -94,6 +94,9 @@ def _summary(result: OptimizeResult) -> None:
     console.print(f"[bold]{escape(report.headline or result.status)}[/bold]", highlight=False)
     for line in report.speed_lines():
         console.print(f"  speed: {escape(line)}", highlight=False)
+    if report.ratios:
+        console.print(f"  (figures from one process; `xe-forge bench --repeat 5 {result.run_dir}/output.py` re-times "
+                      "them in fresh processes and shows how far they move)", highlight=False, soft_wrap=True)
     for line in skipped_lines([s for s in report.not_checked if s.check != "speed"]):  # said just above
         console.print(f"  {line}", highlight=False)
     if report.final.fell_back and report.final.fell_back_to != "input":

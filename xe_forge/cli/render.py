@@ -6,6 +6,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from xe_forge.pipeline.progress import RAISE_TIMEOUT
+from xe_forge.pipeline.ratios import baseline_name
 from xe_forge.pipeline.status import Skipped, timed_out, unseen_shapes
 from xe_forge.verify.models import Timing, TrialResult, Verdict
 
@@ -45,7 +46,8 @@ def verdict_table(verdict: Verdict, title: str) -> Table:
         if not any(f.message in t.findings[0].message for r in verdict.correctness for t in r.trials if t.findings):
             table.add_row(f.check, "[red]fail[/red]", escape(f.render()))
     for name, t in verdict.timings.items():
-        table.add_row(f"speed vs {name}", "[green]faster[/green]" if t.faster else "not faster", timing_line(t))
+        table.add_row(f"speed: kernel vs {baseline_name(name)}", "[green]faster[/green]" if t.faster else "not faster",
+                      timing_line(t, name))
     if not verdict.speed_measured:
         note = verdict.speed_note.removeprefix("speed not measured: ")  # the result column says it already
         table.add_row("speed", "[yellow]not measured[/yellow]", note or "timing was not requested")
@@ -105,9 +107,10 @@ def _audit_line(report) -> str:
     return ", ".join(parts)
 
 
-def timing_line(t: Timing) -> str:
-    parts = [f"{t.candidate_ms:.4f} ms vs {t.baseline_ms:.4f} ms", f"{t.speedup:.3f}x",
-             f"margin ±{t.margin:.1%}", f"{t.reps} reps"]
+def timing_line(t: Timing, baseline: str = "baseline") -> str:
+    """Both sides named as timed: 'kernel 1.2000 ms vs eager PyTorch 2.4000 ms, 2.000x, ...'."""
+    parts = [f"kernel {t.candidate_ms:.4f} ms vs {baseline_name(baseline)} {t.baseline_ms:.4f} ms", f"{t.speedup:.3f}x",
+             f"ratio spread ±{t.spread:.1%}, margin {t.margin:.1%}", f"{t.reps} interleaved pairs"]
     if t.tflops:
         parts.append(f"{t.tflops:.1f} TFLOP/s")
     return ", ".join(parts)

@@ -48,9 +48,13 @@ def init(
         console.print(f"wrote {done.path}", highlight=False, markup=False)
         console.print(f"  dims: {', '.join(f'{d}={v} (from {p.constants[d]})' for d, v in p.dims.items()) or 'none'}",
                       highlight=False, markup=False)
-        console.print(f"  ci: {_dims(p.ci)}; unseen: {'; '.join(map(_dims, p.unseen)) or 'none'}; "
-                      f"flop: {p.flop or ('counted per variant' if p.flop_ci else 'none')}", highlight=False,
-                      markup=False)
+        console.print(f"  ci: {_dims(p.ci)}; flop: {p.flop or ('counted per variant' if p.flop_ci else 'none')}",
+                      highlight=False, markup=False)
+        console.print(f"  unseen shapes `check` runs: {len(p.unseen) + len(p.generated)} ({len(p.unseen)} written in "
+                      f"the spec: {'; '.join(map(_dims, p.unseen)) or 'none'}; {len(p.generated)} it adds across the "
+                      f"kernel's tiles: {'; '.join(_dims(g.dims) for g in p.generated) or 'none'}), "
+                      "plus one more drawn in secret at each check where the dims allow it",
+                      highlight=False, markup=False)
         if p.ci_error:
             console.print(f"[yellow]warning:[/yellow] no small ci size passed: {escape(p.ci_error)}", highlight=False)
         if done.verdict is not None:

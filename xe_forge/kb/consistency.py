@@ -18,7 +18,8 @@ from packaging.version import Version
 from xe_forge.kb.loader import target_admits
 from xe_forge.kb.options import OptionTable, option_failures
 from xe_forge.kb.schema import PROBLEM_CLASSES, Entry, KbProblem, OptionValuesCheck
-from xe_forge.targets.base import TARGETS, split_toolchain_spec
+from xe_forge.names import TARGETS
+from xe_forge.toolchain import split_toolchain_spec
 
 
 def targets_overlap(a: Iterable[str], b: Iterable[str]) -> bool:

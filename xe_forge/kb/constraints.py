@@ -21,7 +21,7 @@ from typing import Any
 from xe_forge.kb.loader import KnowledgeBase
 from xe_forge.kb.options import OptionTable
 from xe_forge.kb.schema import Entry, ForbidCallCheck, Violation
-from xe_forge.targets.base import Toolchain
+from xe_forge.toolchain import Toolchain
 
 _DEFAULT_ALIASES = {"tl": "triton.language"}
 

@@ -47,6 +47,8 @@ def distill_run(run_dir: Path) -> list[dict[str, Any]]:
         store.close()
     current = (run_dir / "input.py").read_text()
     target = report.get("target", "any")
+    # The reviewer opens the run's record from the draft (kb validate checks that it exists).
+    record = (run_dir / "report.json" if (run_dir / "report.json").is_file() else store_path).resolve().as_uri()
     entries = []
     for row in rows:
         before, after = changed_regions(current, row["code"])
@@ -63,7 +65,8 @@ def distill_run(run_dir: Path) -> list[dict[str, Any]]:
             "stages": [row["stage"]],
             "targets": [target],
             **({"toolchain": _toolchain_range(report.get("toolchain"))} if report.get("toolchain") else {}),
-            "source": f"xe-forge run {row['run_id']}, candidate {row['id']} ({row['source']}:{row['recipe']})",
+            "source": f"xe-forge run {row['run_id']}, candidate {row['id']} ({row['source']}:{row['recipe']}): "
+                      f"{record}",
             "confidence": "medium" if timing and timing.get("faster") else "low",
             "summary": f"DRAFT for review. {row['rationale'] or 'Accepted candidate.'} Evidence: {evidence}; "
                        f"verified on {shapes}.",

@@ -17,7 +17,7 @@ from xe_forge.errors import InputError
 from xe_forge.kb.reader import read_file, yaml_files
 from xe_forge.kb.schema import Entry, KbProblem
 from xe_forge.paths import data_dir
-from xe_forge.targets.base import Toolchain
+from xe_forge.toolchain import Toolchain
 
 ENV_KB_PATH = "XE_FORGE_KB_PATH"
 DEFAULT_USER_DIR = Path("~/.xe-forge/kb")
@@ -66,10 +66,14 @@ class KnowledgeBase:
         """The value the entries give a fact key for `target` and `toolchain` (None: any); None when
         no entry states it. `kb validate` guarantees that entries applying together agree, so the
         first one found is the answer (version-ranged keys need the toolchain to be unambiguous)."""
+        entry = self.fact_entry(key, target, toolchain)
+        return None if entry is None else next(f.value for f in entry.facts if f.key == key)
+
+    def fact_entry(self, key: str, target: str | None = None, toolchain: Toolchain | None = None) -> Entry | None:
+        """The entry that states `key` for `target` and `toolchain`, so a message can name it."""
         for entry in self.filter(target=target, toolchain=toolchain):
-            for fact in entry.facts:
-                if fact.key == key:
-                    return fact.value
+            if any(fact.key == key for fact in entry.facts):
+                return entry
         return None
 
     def filter(self, stage: str | None = None, target: str | None = None, kind: str | None = None,

@@ -26,7 +26,7 @@ from xe_forge.kb.schema import (
     OptionValuesCheck,
     PowerOfTwoCheck,
 )
-from xe_forge.targets.base import OptionProblem, Toolchain
+from xe_forge.toolchain import OptionProblem, Toolchain
 
 
 @dataclass(frozen=True)

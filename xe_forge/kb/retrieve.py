@@ -16,7 +16,7 @@ from rank_bm25 import BM25Okapi
 from xe_forge.kb.loader import KnowledgeBase
 from xe_forge.kb.render import estimate_tokens, render_entry
 from xe_forge.kb.schema import Entry
-from xe_forge.targets.base import Toolchain
+from xe_forge.toolchain import Toolchain
 
 _WORD = re.compile(r"[a-z0-9_]+")
 _STOP = frozenset("a an and are as at be by for from has have if in into is it its of on or so than that the "
@@ -24,18 +24,47 @@ _STOP = frozenset("a an and are as at be by for from has have if in into is it i
 _KIND_ORDER = {"constraint": 0, "recipe": 1, "pattern": 2, "config_space": 3, "example": 4}
 
 
+# compound words people write either way: the joined form also gives its parts ("layernorm" finds "layer norm");
+# the parts give the joined form through the bigrams below
+_COMPOUNDS = {"layernorm": ("layer", "norm"), "rmsnorm": ("rms", "norm"), "groupnorm": ("group", "norm"),
+              "batchnorm": ("batch", "norm"), "instancenorm": ("instance", "norm"), "logsumexp": ("log", "sum", "exp")}
+# words of one family that a search for any of them should find
+_ALIASES = {"normalization": "norm", "normalisation": "norm", "normalize": "norm", "normalise": "norm",
+            "normalized": "norm", "normalizing": "norm", "normalizes": "norm"}
+
+
+def _word(part: str) -> str:
+    if len(part) > 3 and part.endswith("s") and not part.endswith("ss"):
+        part = part[:-1]
+    return _ALIASES.get(part, part)
+
+
 def tokenize(text: str) -> list[str]:
     """Lowercase words; snake_case names also give their parts (grf_mode -> grf_mode, grf, mode);
-    a plural 's' is dropped so 'warps' finds 'warp'."""
+    a plural 's' is dropped so 'warps' finds 'warp'; a compound word gives its parts (layernorm -> layer,
+    norm) and two adjacent words their joined form (layer norm -> layernorm), so either spelling finds the
+    other; words of one family share a stem (normalization -> norm)."""
     tokens: list[str] = []
+    previous: str | None = None
     for word in _WORD.findall(text.lower()):
         parts = [word] + ([p for p in word.split("_") if p] if "_" in word else [])
         for part in parts:
             if part in _STOP:
+                previous = None
                 continue
-            if len(part) > 3 and part.endswith("s") and not part.endswith("ss"):
-                part = part[:-1]
+            part = _word(part)
             tokens.append(part)
+            tokens += _COMPOUNDS.get(part, ())
+        snake = "".join(p for p in word.split("_"))
+        if "_" in word and snake in _COMPOUNDS:  # layer_norm -> layernorm
+            tokens.append(snake)
+        if "_" not in word and word not in _STOP:
+            joined = f"{previous}{_word(word)}" if previous else None
+            if joined in _COMPOUNDS:
+                tokens.append(joined)
+            previous = _word(word)
+        else:
+            previous = None
     return tokens
 
 

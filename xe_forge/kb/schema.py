@@ -13,13 +13,12 @@ from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
-from xe_forge.targets.base import TARGETS, split_toolchain_spec
+from xe_forge.names import TARGETS, RecipeName
+from xe_forge.stages import stage_names
+from xe_forge.toolchain import split_toolchain_spec
 
 Kind = Literal["constraint", "pattern", "recipe", "config_space", "example"]
 ProblemClass = Literal["gemm", "gemm-epilogue", "reduction", "elementwise", "attention", "conv"]
-RecipeName = Literal["drop-dot-upcast", "fp64-to-fp32", "exp2-activations", "launch-options", "tile-sizes",
-                     "autotune", "group-swizzle", "fuse-epilogue", "tensor-descriptors",
-                     "persistent-loop", "conv-implicit-gemm"]
 KINDS: tuple[str, ...] = get_args(Kind)
 PROBLEM_CLASSES: tuple[str, ...] = get_args(ProblemClass)
 RECIPE_NAMES: tuple[str, ...] = get_args(RecipeName)
@@ -238,8 +237,6 @@ class Entry(_Strict):
     @field_validator("stages")
     @classmethod
     def _known_stages(cls, value: list[str]) -> list[str]:
-        from xe_forge.stages import stage_names  # the stages YAML names them; it imports this module
-
         for stage in value:
             if stage not in stage_names():
                 raise ValueError(f"unknown stage '{stage}' (known: {', '.join(stage_names())})")

@@ -1,7 +1,7 @@
 """`kb validate`: every problem of a set of entry files, each with file and line.
 
 Schema errors, duplicate ids, unknown stages and targets, bad toolchain ranges, constraint and fact
-entries without provenance (a source, a `verified_on`, and for facts a source a reviewer can open),
+entries without provenance (a `verified_on`), sources a reader cannot open (kb/sources.py),
 example kernels that do not import under the interpreter, and contradictions between entries (option
 lists, fact values, configs a constraint forbids). Example files are imported
 in one child process (TRITON_INTERPRET=1), so a broken example cannot disturb the caller, and torch
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 from collections.abc import Iterable
@@ -21,10 +20,9 @@ from pathlib import Path
 from xe_forge.kb.consistency import contradictions
 from xe_forge.kb.loader import read_layer
 from xe_forge.kb.schema import VERIFIED_ON, Entry, KbProblem
+from xe_forge.kb.sources import check_source
 
 IMPORT_TIMEOUT_S = 180
-# A source a reviewer can open: a URL, or a file of this project's repository (benchmarks/RESULTS.md).
-_OPENABLE = re.compile(r"https?://\S+|(?<![\w/])(?:benchmarks|docs)/[\w./-]+")
 REQUIRED_NAMES = ("Model", "get_inputs", "get_init_inputs")
 
 # Runs in the child: import each file by path, report what failed or is missing, as JSON on stdout.
@@ -84,12 +82,16 @@ def example_problems(entries: list[Entry]) -> list[KbProblem]:
     return problems
 
 
-def provenance_problems(entries: list[Entry]) -> list[KbProblem]:
-    """Constraints and entries stating facts must say where they come from and how they were checked.
+def provenance_problems(entries: list[Entry], known_ids: Iterable[str] = ()) -> list[KbProblem]:
+    """Every entry must cite something a reader can open; constraints and facts must also say how they
+    were checked.
 
-    A fact (a machine-checked `facts:` key) needs a source a reviewer can open: an http(s) URL (to the
-    file at a tag or commit where it can be), or a file of this repository such as benchmarks/RESULTS.md.
+    A source names a URL, a file of this repository or another entry's id (`kb/sources.py`); a note
+    kept outside the repository (`xpu-facts.md`) is a problem even next to a URL. A fact (a
+    machine-checked `facts:` key) needs a document of its own: a URL or a repository file, not only
+    another entry's id. An example entry's kernel file is its own source ("own code").
     """
+    ids = {e.id for e in entries} | set(known_ids)
     problems: list[KbProblem] = []
     for entry in entries:
         where = entry.file or Path("<memory>")
@@ -97,7 +99,14 @@ def provenance_problems(entries: list[Entry]) -> list[KbProblem]:
             problems.append(KbProblem(file=where, line=entry.line, message=(
                 f"entry '{entry.id}' states {'facts' if entry.facts else 'a constraint'} but has no verified_on "
                 f"(one of: {', '.join(repr(v) for v in VERIFIED_ON)})")))
-        if entry.facts and not _OPENABLE.search(entry.source):
+        check = check_source(entry.source, ids - {entry.id})
+        for trouble in check.problems:
+            problems.append(KbProblem(file=where, line=entry.line, message=f"entry '{entry.id}' source: {trouble}"))
+        own_kernel = entry.example is not None  # an example cites itself: its kernel file is in the entry
+        if not check.problems and not check.openable and not own_kernel:
+            problems.append(KbProblem(file=where, line=entry.line, message=(
+                f"entry '{entry.id}' source names no URL, file of this repository or entry id a reader can open")))
+        if entry.facts and not check.documents:
             problems.append(KbProblem(file=where, line=entry.line, message=(
                 f"entry '{entry.id}' states facts ({', '.join(f.key for f in entry.facts)}) but its source has no "
                 "URL (or repository file) a reviewer can open")))
@@ -131,7 +140,7 @@ def validate_paths(paths: Iterable[Path], *, context: Iterable[Entry] = (),
             problems.append(KbProblem(file=entry.file or Path("?"), line=entry.line,
                                     message=f"duplicate id '{entry.id}' (first defined at {seen[entry.id].where})"))
         seen.setdefault(entry.id, entry)
-    problems.extend(provenance_problems(entries))
+    problems.extend(provenance_problems(entries, known_ids=[e.id for e in context]))
     if import_check:
         problems.extend(example_problems(entries))
     own = {id(e) for e in entries}

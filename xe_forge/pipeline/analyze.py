@@ -9,22 +9,9 @@ from __future__ import annotations
 import ast
 import re
 
-from pydantic import BaseModel
-
+from xe_forge.proposers.base import Issue
 from xe_forge.stages import stage_for_issue
 from xe_forge.verify.static import check_source
-
-
-class Issue(BaseModel):
-    kind: str
-    stage: str
-    line: int | None = None
-    evidence: str = ""
-    description: str = ""
-
-    def render(self) -> str:
-        where = f"line {self.line}: " if self.line else ""
-        return f"[{self.stage}/{self.kind}] {where}{self.description}" + (f" (`{self.evidence}`)" if self.evidence else "")
 
 
 def _line_of(source: str, pattern: str) -> tuple[int | None, str]:
@@ -118,7 +105,7 @@ def _structural(source: str) -> list[Issue]:
     if static.kernels and "triton.autotune" not in source and "@autotune" not in source:
         out.append(_found("no-autotune", _line_of(source, r"@triton\.jit")[0],
                           "no @triton.autotune: one fixed configuration for every shape"))
-    tiles = re.search(r"\b(BLOCK_[A-Z_]*|BLOCK_SIZE)\s*=\s*\d+", source)
+    tiles = re.search(TILE_LITERAL, source)
     if tiles:
         line, ev = _line_of(source, re.escape(tiles.group(0)))
         out.append(_found("small-tiles", line, "fixed tile sizes and default launch options, not chosen for the "
@@ -131,6 +118,11 @@ def _structural(source: str) -> list[Issue]:
             out.append(_found("pointer-tensor-loads", _line_of(source, r"tl\.load\(")[0],
                               "dot operands loaded through tensors of pointers, not 2D block I/O"))
     return out
+
+
+TILE_LITERAL = re.compile(r"\b(BLOCK_[A-Z_]*|BLOCK_SIZE|[XYZR]0?_?BLOCK)\s*(?::\s*tl\.constexpr\s*)?=\s*\d+")
+"""A tile fixed to a literal: `BLOCK_M = 64`, `BLOCK_SIZE=1024` at a launch, and TorchInductor's spellings
+(`XBLOCK=512` at a launch, `BLOCK_M: tl.constexpr = 128` in a template's body)."""
 
 
 def _torch_conv(source: str, torch_ops: set[str]) -> str | None:

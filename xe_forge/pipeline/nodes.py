@@ -9,10 +9,12 @@ from collections.abc import Callable
 
 from langgraph.runtime import Runtime
 
-from xe_forge.errors import InputError
+from xe_forge.errors import InputError, UnverifiableProblem
 from xe_forge.pipeline.analyze import Issue, analyze_source, stages_with_issues
 from xe_forge.pipeline.cover import CandidateRecord, recorder, run_stage
 from xe_forge.pipeline.progress import RAISE_TIMEOUT
+from xe_forge.pipeline.ratios import LOWERING
+from xe_forge.pipeline.replan import from_source, replanned
 from xe_forge.pipeline.state import FinalCheck, ForgeState, RunContext
 from xe_forge.pipeline.status import (
     CORRECT_UNTIMED,
@@ -23,11 +25,13 @@ from xe_forge.pipeline.status import (
     timed_out,
 )
 from xe_forge.problem.roofline import problem_facts
+from xe_forge.problem.signature import verdict_constructor_error
 from xe_forge.profile import session as profile_hooks
 from xe_forge.prompting import render
 from xe_forge.proposers.base import Proposal, Proposer, StageRequest
+from xe_forge.proposers.rules.portable import portable_autotune
 from xe_forge.stages import StageSpec, order_with_dependencies
-from xe_forge.verify.models import Timing, Verdict
+from xe_forge.verify.models import Verdict, Versus
 
 Update = dict[str, object]  # a node returns only the ForgeState fields it changes
 
@@ -37,6 +41,14 @@ def baseline_node(state: ForgeState, runtime: Runtime[RunContext]) -> Update:
     ctx = runtime.context
     ctx.progress.phase("baseline", "checking the input kernel against its reference")
     verdict = ctx.evaluator.evaluate(state.input_code, ctx.problem, allow_torch=ctx.allowance, name="input")
+    mismatch = verdict_constructor_error(ctx.problem, verdict)
+    if mismatch is not None:
+        raise mismatch
+    if verdict.stage_failed == "unverifiable":
+        flags = sorted({f for r in verdict.correctness[:1] for f in r.degenerate})
+        raise UnverifiableProblem(f"the problem cannot be verified: its reference is degenerate ({'; '.join(flags)}), "
+                                  "so no kernel's output can be told from a constant", flags=flags, hint="pick other sizes or weights in the spec, or "
+                                  "another problem (KernelBench has such references)")
     if not verdict.passed:
         reasons = "; ".join(f.render() for f in verdict.findings[:3]) or verdict.summary()
         raise InputError(f"the input kernel fails against its reference: {reasons}",
@@ -123,16 +135,31 @@ def make_stage_node(name: str) -> Callable[[ForgeState, Runtime[RunContext]], Up
                             max_iters=ctx.max_iters, on_candidate=on_candidate)
         skips = ctx.rules.skips.get(name, [])
         if not outcome.candidates and skips:
-            outcome.note = "no recipe applied: " + "; ".join(f"{s['recipe']}: {s['reason']}" for s in skips[:4])
+            said = dict.fromkeys(f"{s['recipe']}: {s['reason']}" for s in skips)  # one line per distinct reason
+            outcome.note = "no recipe applied: " + "; ".join(list(said)[:4])
         notes = [outcome.note] if outcome.note else []
         outcome.note = "; ".join(notes + [f"{src.source} offered nothing: {src.skip}" for src in sources if src.skip])
         ctx.store.stage(ctx.run_id, name, "improved" if outcome.improved else "kept input",
                         speedup=outcome.speedup, summary=outcome.report().model_dump())
         ctx.progress.stage_done(outcome)
-        return {"code": outcome.code, "done": [name], "outcomes": [outcome], **_budget_stop(ctx)}
+        update: Update = {"code": outcome.code, "done": [name], "outcomes": [outcome], **_budget_stop(ctx)}
+        if outcome.code != state.code and from_source(outcome, spec):
+            update.update(_replan(ctx, state, name, outcome.code))
+        return update
 
     stage_node.__name__ = f"stage_{name}"
     return stage_node
+
+
+def _replan(ctx: RunContext, state: ForgeState, name: str, code: str) -> Update:
+    """The stages after one that took a candidate source's kernel serve that kernel's issues."""
+    issues, plan, added = replanned(code, state.issues, state.plan, [*state.done, name], ctx.stages,
+                                    lambda s: _can_serve(ctx, s), fixed=bool(ctx.only_stages))
+    if added:
+        ctx.progress.phase("plan", f"the kernel of stage {name} came from a candidate source; its issues add "
+                                   f"{', '.join(added)}")
+        ctx.progress.plan(plan)
+    return {"issues": issues, "plan": plan}
 
 
 def _knowledge(ctx: RunContext, spec: StageSpec, issues: list[Issue]) -> list[str]:
@@ -154,14 +181,18 @@ def final_verify_node(state: ForgeState, runtime: Runtime[RunContext]) -> Update
     earlier stage's kernel that passes is the result (a late bad candidate costs no earlier win); the
     input only when none does.
 
-    On a GPU the result is also timed against eager PyTorch and torch.compile: "is it faster than what
-    I had in PyTorch?" is a user's first question."""
+    On a GPU the result is also timed against eager PyTorch and torch.compile ("is it faster than what
+    I had in PyTorch?" is a user's first question), and against the Triton-only lowering where the run
+    made one. A run that kept its input times the input against eager and torch.compile, and is
+    reported as that: there is no output-vs-input figure for a kernel compared with itself."""
     ctx = runtime.context
-    ctx.progress.phase("final_verify", "unseen shapes" + (" and final timing" if ctx.evaluator.measures_speed else ""))
     changed = state.code != state.input_code
-    verdict = _final_check(ctx, state.code, state.input_code)
+    timed = ctx.evaluator.measures_speed and changed
+    ctx.progress.phase("final_verify", "unseen shapes" + (" and the output timed against the input" if timed else ""))
+    code = runs_anywhere(state.code, state.input_code)
+    verdict = _final_check(ctx, code, state.input_code)
     if verdict.passed or not changed:
-        return {"final": _with_versus(ctx, FinalCheck(verdict=verdict, changed=changed), state.code)}
+        return {"final": _with_versus(ctx, FinalCheck(verdict=verdict, changed=changed), code), "code": code}
     failure, tried = verdict.summary(), {state.code, state.input_code}
     for outcome in reversed(state.outcomes):
         if not outcome.improved or outcome.code in tried:
@@ -169,41 +200,61 @@ def final_verify_node(state: ForgeState, runtime: Runtime[RunContext]) -> Update
         tried.add(outcome.code)
         ctx.progress.phase("final_verify", f"the output failed ({failure[:160]}); checking the kernel of stage "
                                            f"{outcome.stage}")
-        earlier = _final_check(ctx, outcome.code, state.input_code)
+        code = runs_anywhere(outcome.code, state.input_code)
+        earlier = _final_check(ctx, code, state.input_code)
         if earlier.passed:
             final = FinalCheck(verdict=earlier, changed=True, fell_back=True, fell_back_to=outcome.stage,
                                failure=failure)
-            return {"final": _with_versus(ctx, final, outcome.code), "code": outcome.code}
+            return {"final": _with_versus(ctx, final, code), "code": code}
     return {"final": FinalCheck(verdict=verdict, changed=changed, fell_back=True, fell_back_to="input",
                                 failure=failure), "code": state.input_code, "status": FINAL_FAILED}
 
 
+def runs_anywhere(code: str, input_code: str) -> str:
+    """The output as it will be written, runnable wherever the input ran: an @triton.autotune gets its own
+    benchmark for Triton's interpreter (proposers/rules/portable.py), so plain `python` on the CPU runs it
+    without xe-forge's patch. The final check verifies this text; an unchanged input is left as it is."""
+    return code if code == input_code else portable_autotune(code)
+
+
 def _final_check(ctx: RunContext, code: str, input_code: str) -> Verdict:
+    """The unseen shapes, then (GPU) one timing run: a changed output against the input, eager PyTorch,
+    torch.compile and the Triton-only lowering where the run made one, each interleaved with it in turn;
+    an unchanged input against eager and torch.compile only (it is not timed against itself)."""
     changed = code != input_code
+    timed = ctx.evaluator.measures_speed and not ctx.problem.reference_is_self
+    versus = [Versus(label="torch.compile", kind="compile")]
+    if changed:
+        versus.insert(0, Versus(label="eager", kind="eager"))
+        lowered = _lowering(ctx, code)
+        versus += [Versus(label=LOWERING, kind="input", source=lowered)] if lowered else []
     return ctx.evaluator.evaluate(code, ctx.problem, allow_torch=ctx.allowance, unseen=True,
-                                  baseline_source=input_code if changed else None, name="final")
+                                  baseline_source=input_code if changed else None,
+                                  time_it=True if timed else (None if changed else False),
+                                  versus=versus if timed else (),
+                                  name="final")
 
 
 def _with_versus(ctx: RunContext, final: FinalCheck, code: str) -> FinalCheck:
-    """A passing result, timed against PyTorch too (GPU only)."""
-    versus, note = _versus_pytorch(ctx, code) if final.verdict.passed else ({}, "")
-    return final.model_copy(update={"versus": versus, "versus_note": note})
+    """The final check's timings filed as the report reads them: output vs input in the verdict, the
+    others (PyTorch, the lowering) under `versus`, from the same run."""
+    verdict = final.verdict
+    if not verdict.passed or not ctx.evaluator.measures_speed:
+        return final
+    versus = {k: t for k, t in verdict.timings.items() if k != "input kernel"}
+    own = {k: t for k, t in verdict.timings.items() if k == "input kernel"}
+    missing = [n for n in verdict.notes if n.startswith(("eager could not", "torch.compile could not"))]
+    note = "" if "eager" in versus or ctx.problem.reference_is_self else "timing against PyTorch failed"
+    note = "; ".join(missing) if missing and not note else note
+    verdict = verdict.model_copy(update={"timings": own, "timing": next(iter(own.values()), None)
+                                         if final.changed else None})
+    return final.model_copy(update={"verdict": verdict, "versus": versus, "versus_note": note})
 
 
-def _versus_pytorch(ctx: RunContext, code: str) -> tuple[dict[str, Timing], str]:
-    """The output against eager PyTorch and torch.compile (eager alone if compiling fails); GPU only."""
-    if not ctx.evaluator.measures_speed or ctx.problem.reference_is_self:
-        return {}, ""
-    ctx.progress.phase("final_verify", "timing the output against eager PyTorch and torch.compile")
-    reasons = []
-    for compile_too in (True, False):
-        verdict = ctx.evaluator.evaluate(code, ctx.problem, allow_torch=ctx.allowance, time_it=True, full=False,
-                                         compile_baseline=compile_too, name="final_vs_pytorch")
-        if verdict.passed and verdict.timings:
-            note = "" if compile_too else f"torch.compile could not be timed: {reasons[0]}"
-            return dict(verdict.timings), note
-        reasons.append(verdict.summary()[:300])
-    return {}, f"timing against PyTorch failed: {reasons[-1]}"
+def _lowering(ctx: RunContext, code: str) -> str | None:
+    """The Triton-only lowering (`sources: [lower]`) the run made and verified, unless it is the output."""
+    lowered = [c["code"] for c in ctx.store.candidates(ctx.run_id) if c["source"] == "lower" and c["passed"]]
+    return lowered[-1] if lowered and lowered[-1] != code else None
 
 
 def report_node(state: ForgeState, runtime: Runtime[RunContext]) -> Update:

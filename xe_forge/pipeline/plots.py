@@ -1,25 +1,6 @@
-"""Matplotlib figures as PNG bytes for the HTML reports (headless: the Agg backend)."""
+"""Kept for the report modules that import it from here: the figures live in xe_forge/plots.py, below
+the pipeline, the batch report and the profile's roofline alike."""
 
-from __future__ import annotations
+from xe_forge.plots import new_figure, to_png
 
-import io
-from typing import Any
-
-
-def new_figure(ncols: int = 1, figsize: tuple[float, float] = (7, 3.2)) -> tuple[Any, Any]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt.subplots(1, ncols, figsize=figsize)
-
-
-def to_png(fig: Any) -> bytes:
-    import matplotlib.pyplot as plt
-
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110)
-    plt.close(fig)
-    return buf.getvalue()
+__all__ = ["new_figure", "to_png"]

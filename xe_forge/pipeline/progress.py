@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 import time
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from rich.console import Console
 from rich.markup import escape
@@ -21,7 +21,6 @@ from xe_forge.pipeline.status import CORRECT_UNTIMED, stage_result
 from xe_forge.terminal import make_console
 
 if TYPE_CHECKING:
-    from xe_forge.batch.models import ProblemFile, ProblemResult
     from xe_forge.pipeline.analyze import Issue
     from xe_forge.pipeline.cover import CandidateRecord, StageOutcome
     from xe_forge.proposers.llm import LLMCall
@@ -123,7 +122,7 @@ class Progress:
 
     def candidate(self, stage: str, record: CandidateRecord) -> None:
         mark = "[green]accepted[/green]" if record.accepted else ("passed" if record.passed else "[red]rejected[/red]")
-        speed = f" {record.speedup:.3f}x" if record.speedup else ""
+        speed = f" {record.speedup:.3f}x vs the stage's input kernel" if record.speedup else ""
         why = "" if record.passed else f": {escape(record.summary[:160])}"  # '[check]' tags, not markup
         self._print(f"  {stage} iter {record.iteration} ({record.source}:{record.recipe}) {mark}{speed}{why}")
         self._candidate(record.iteration + 1)
@@ -134,7 +133,7 @@ class Progress:
             return "no improvement yet"
         if self.unmeasured:
             return CORRECT_UNTIMED
-        return f"{self.best:.3f}x over the input (measured)"
+        return f"output {self.best:.3f}x vs the input kernel (product of the stages' measured ratios)"
 
     def stage_done(self, outcome: StageOutcome) -> None:
         if outcome.improved:
@@ -173,6 +172,20 @@ def _usd(now: float | None, before: float | None = 0.0) -> str:
     return "cost unknown" if now is None or before is None else f"${now - before:.4f}"
 
 
+class _Problem(Protocol):
+    """A batch problem as the lines show it (batch.models.ProblemFile; the batch sits above the pipeline)."""
+
+    name: str
+
+
+class _Result(Protocol):
+    """A problem's result as the lines show it (batch.models.ProblemResult)."""
+
+    status: str
+    reason: str
+    timings: dict[str, Any]
+
+
 class BatchProgress:
     """One line per problem started and finished, with a running count; a live status on a terminal."""
 
@@ -196,18 +209,19 @@ class BatchProgress:
         running = ", ".join(f"worker {w}: {name}" for w, name in sorted(self._running.items()))
         self.status.phase(f"[{self.done}/{self.total}] running {running or 'nothing'}")
 
-    def problem_started(self, problem: ProblemFile, worker: int) -> None:
+    def problem_started(self, problem: _Problem, worker: int) -> None:
         with self._lock:
             self._running[worker] = problem.name
             self._print(f"  worker {worker}: {escape(problem.name)} ...")
             self._show()
 
-    def problem_done(self, problem: ProblemFile, result: ProblemResult) -> None:
+    def problem_done(self, problem: _Problem, result: _Result) -> None:
         with self._lock:
             self.done += 1
             self._running = {w: name for w, name in self._running.items() if name != problem.name}
             t = result.timings.get("eager")
-            speed = f", {t.speedup:.3f}x vs eager" if t else ""
+            who = "input kernel (unchanged)" if result.unchanged else "output"
+            speed = f", {who} {t.speedup:.3f}x vs eager PyTorch" if t else ""
             reason = f" ({escape(result.reason[:100])})" if result.reason else ""
             self._print(f"[{self.done}/{self.total}] {escape(problem.name)}: {result.status}{speed}{reason}")
             self._show()

@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 from xe_forge.errors import EnvError, ForgeError
 from xe_forge.pipeline.analyze import Issue
 from xe_forge.pipeline.cover import StageReport
+from xe_forge.pipeline.ratios import Ratio, by_key, ratios_of
 from xe_forge.pipeline.status import (
     FAILED,
     INTERRUPTED,
@@ -26,7 +27,7 @@ from xe_forge.pipeline.status import (
 )
 from xe_forge.profile import report as profile_report
 from xe_forge.profile.models import ProfileSummary
-from xe_forge.verify.models import CorrectnessReport, Finding, Timing, Verdict
+from xe_forge.verify.models import CorrectnessReport, Finding, Timing
 
 if TYPE_CHECKING:
     from xe_forge.pipeline.state import FinalCheck, ForgeState, RunContext
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
 SPEED_NOT_MEASURED = ("not measured: the CPU runs Triton's interpreter (correctness only); "
                       "`xe-forge bench` on the target GPU measures it")
 SPEED_FELL_BACK = "not applicable: the output failed the final check, so the input is returned"
-BASELINE_NAMES = {"input kernel": "input", "eager": "eager PyTorch", "torch.compile": "torch.compile"}
+UNCHANGED = "unchanged: the output is the input"
 
 
 class Usage(BaseModel):
@@ -124,46 +125,67 @@ class RunReport(BaseModel):
     device: str = "unknown"
     target: str = "unknown"
     toolchain: str = "unknown"
+    worker_environment: dict[str, str] = Field(default_factory=dict, description="variables the device set in "
+                                               "every verification worker (the output kernel needs them too)")
     engine: str = "unknown"
     variant: str | None = None
     plan: list[str] = Field(default_factory=list)
     issues: list[Issue] = Field(default_factory=list)
     stages: list[StageReport] = Field(default_factory=list)
     final: FinalSummary = Field(default_factory=FinalSummary)
-    speedup: float | None = Field(None, description="output vs input, measured; None when not measured")
+    speedup: float | None = Field(None, description="output vs input kernel, measured; None when not measured "
+                                  "or when the output is the input")
     speed: str = "not measured"
-    timings: dict[str, Timing] = Field(default_factory=dict, description="the output vs the input kernel, eager "
-                                       "PyTorch and torch.compile, each timed interleaved (GPU)")
+    unchanged: bool = Field(False, description="the run kept its input: the ratios time the input")
+    ratios: list[Ratio] = Field(default_factory=list, description="every timed ratio, both sides named: output "
+                                "(or the unchanged input) vs input kernel, eager PyTorch, torch.compile, the "
+                                "Triton-only lowering")
+    timings: dict[str, Timing] = Field(default_factory=dict, description="the ratios' timings by baseline key "
+                                       "('input kernel', 'eager', 'torch.compile', 'lowering'); `ratios` names "
+                                       "what was timed against each")
+    device_toolchain: str = Field("unknown", description="the Triton installed where the run ran (the CPU: the "
+                                  "interpreter's)")
     degenerate_reference: list[str] = Field(default_factory=list)
     llm: LlmUsage = Field(default_factory=LlmUsage)
     profile: ProfileSummary | None = Field(None, description="`--profile` runs: each kernel's limiter, steering")
     not_run: list[str] = Field(default_factory=list, description="planned stages skipped (budget spent)")
 
     def speed_lines(self) -> list[str]:
-        """One line per measured baseline ('1.840x vs input (margin 2.1%)'), or why nothing was measured."""
-        if not self.timings:
-            return [self.speed]
-        return [f"{t.speedup:.3f}x vs {BASELINE_NAMES.get(name, name)} ({t.candidate_ms:.4f} ms vs "
-                f"{t.baseline_ms:.4f} ms, margin {t.margin:.1%}{', faster' if t.faster else ', not faster'})"
-                for name, t in self.timings.items()]
+        """One line per timed ratio, both sides named ('output vs eager PyTorch: 1.840x, faster (...)'),
+        or why nothing was measured; an unchanged run says so first."""
+        lines = [r.line() for r in self.ratios] or [self.speed]
+        return [UNCHANGED] + lines if self.unchanged and not self.speed.startswith(UNCHANGED) else lines
+
+    def platform(self) -> str:
+        """Where the run ran and what it prepared for, naming the toolchain actually installed."""
+        if self.device == "cpu":
+            assumed = "" if self.toolchain in ("unknown", self.device_toolchain) else (
+                f"; launch options checked for {self.toolchain}, the toolchain assumed there")
+            return (f"cpu: the interpreter of {self.device_toolchain} (correctness only), preparing for target "
+                    f"{self.target}{assumed}")
+        installed = self.device_toolchain if self.device_toolchain != "unknown" else self.toolchain
+        return f"{self.device} ({installed}), target {self.target}"
 
 
-def _speed(final: FinalCheck | None, measures_speed: bool) -> str:
+def _speed(final: FinalCheck | None, measures_speed: bool, ratios: list[Ratio]) -> str:
     if final is not None and final.fell_back_to == "input":
         return SPEED_FELL_BACK
-    timing = final.verdict.timing if final else None
-    if timing is not None:
-        return f"{timing.speedup:.3f}x vs input (margin {timing.margin:.1%})"
+    if ratios:
+        return "; ".join(f"{r.label}: {r.timing.speedup:.3f}x" for r in ratios)
     if not measures_speed:
-        return SPEED_NOT_MEASURED
-    return "not measured: the output is the input" if not (final and final.changed) else "not measured"
+        return SPEED_NOT_MEASURED if final is None or final.changed else f"{UNCHANGED}; speed {SPEED_NOT_MEASURED}"
+    return UNCHANGED if not (final and final.changed) else "not measured"
 
 
-def _timings(final_verdict: Verdict | None, versus: dict[str, Timing]) -> dict[str, Timing]:
-    out: dict[str, Timing] = {}
-    if final_verdict is not None and final_verdict.timing is not None:
-        out["input kernel"] = final_verdict.timing
-    return out | versus
+def _ratios(final: FinalCheck | None) -> list[Ratio]:
+    """What was timed, as timed: the output against the input (the final check), PyTorch and the lowering;
+    an unchanged input only against PyTorch (the final check did not time it against itself)."""
+    if final is None or not final.verdict.passed or final.fell_back_to == "input":
+        return []
+    if not final.changed:
+        return ratios_of(final.versus, "input", "final check")
+    own = {k: t for k, t in final.verdict.timings.items() if k == "input kernel"}
+    return ratios_of(own, "output", "final check") + ratios_of(final.versus, "output", "final check")
 
 
 def build_report(state: ForgeState, ctx: RunContext, status: str) -> RunReport:
@@ -177,13 +199,18 @@ def build_report(state: ForgeState, ctx: RunContext, status: str) -> RunReport:
     skipped = skipped_checks(verdict, problem, speed_requested=changed)
     if final is not None and final.versus_note:
         skipped.append(Skipped(check="pytorch", what="speed vs PyTorch not measured", reason=final.versus_note))
+    ratios = _ratios(final)
+    unchanged = bool(final and final.verdict.passed and not final.changed)
     return RunReport(
-        run_id=ctx.run_id, status=status, headline=headline(status, skipped), not_checked=skipped,
+        run_id=ctx.run_id, status=status, headline=headline(status, skipped, unchanged=unchanged),
+        not_checked=skipped, unchanged=unchanged, ratios=ratios, timings=by_key(ratios),
+        device_toolchain=str(ctx.evaluator.device.toolchain()),
         kernel=str(problem.kernel.path), reference=str(problem.reference.path),
         reference_is_self=problem.reference_is_self,
         warning=("no reference was found: correctness is relative to the input kernel"
                  if problem.reference_is_self else None),
         device=ctx.evaluator.device.kind, target=ctx.target, toolchain=str(ctx.toolchain), engine=ctx.engine,
+        worker_environment=ctx.evaluator.device.worker_environment(),
         variant=problem.variant, plan=state.plan, issues=state.issues, stages=[o.report() for o in state.outcomes],
         final=FinalSummary(passed=verdict.passed if verdict else None, changed=final.changed if final else None,
                            fell_back=final.fell_back if final else None,
@@ -193,9 +220,8 @@ def build_report(state: ForgeState, ctx: RunContext, status: str) -> RunReport:
                            shapes=[ShapeResult.of(r, i > 0) for i, r in enumerate(verdict.correctness)]
                            if verdict else [],
                            notes=list(getattr(verdict, "notes", []) or [])),  # verifier v2 fills `notes`
-        speedup=verdict.timing.speedup if verdict and verdict.timing else None,
-        speed=_speed(final, measures),
-        timings=_timings(verdict, final.versus if final else {}),
+        speedup=next((r.timing.speedup for r in ratios if r.baseline == "input kernel"), None),
+        speed=_speed(final, measures, ratios),
         degenerate_reference=sorted({f for r in baseline for f in r.degenerate}),
         llm=_llm_usage(calls, ctx, state.stopped),
         not_run=[s for s in state.plan if s not in state.done] if state.stopped else [],
@@ -205,7 +231,7 @@ def build_report(state: ForgeState, ctx: RunContext, status: str) -> RunReport:
 
 def failure_report(run_id: str, kernel: str, error: BaseException, continue_with: str, *, reference: str = "",
                    reference_is_self: bool = False, device: str = "unknown", target: str = "unknown",
-                   engine: str = "unknown") -> RunReport:
+                   engine: str = "unknown", toolchain: str = "unknown", device_toolchain: str = "unknown") -> RunReport:
     """The report of a run that stopped before its report node (Ctrl-C, the environment, bad input found
     late, a crash); `continue_with` is the command that resumes it."""
     if isinstance(error, KeyboardInterrupt):
@@ -217,7 +243,8 @@ def failure_report(run_id: str, kernel: str, error: BaseException, continue_with
         message = str(error) if isinstance(error, ForgeError) else f"{type(error).__name__}: {error}"
     return RunReport(run_id=run_id, status=status, headline=f"{status}: {message.splitlines()[0]}", error=message,
                      kernel=kernel, reference=reference, reference_is_self=reference_is_self, device=device,
-                     target=target, engine=engine, speed="not measured: the run did not finish")
+                     target=target, engine=engine, toolchain=toolchain, device_toolchain=device_toolchain,
+                     speed="not measured: the run did not finish")
 
 
 def _llm_usage(calls: list[dict], ctx: RunContext, stopped: str | None) -> LlmUsage:
@@ -267,7 +294,10 @@ def render_markdown(report: RunReport) -> str:
     lines += [f"- kernel: `{r.kernel}`",
               f"- reference: `{r.reference}`" + (" (**the input itself: no reference found**)"
                                                   if r.reference_is_self else ""),
-              f"- device: {r.device}, target: {r.target} ({r.toolchain}), engine: {r.engine}",
+              f"- ran on: {r.platform()}; engine: {r.engine}",
+              *([f"- worker environment: {', '.join(f'`{k}={v}`' for k, v in r.worker_environment.items())} "
+                 "(set in every verification worker: run the output kernel with it too)"]
+                if r.worker_environment else []),
               *[f"- speed: {line}" for line in r.speed_lines()], f"- plan: {', '.join(r.plan) or 'nothing to do'}"]
     if r.degenerate_reference:
         lines.append(f"- **degenerate reference**: {'; '.join(r.degenerate_reference)}")
@@ -280,7 +310,7 @@ def render_markdown(report: RunReport) -> str:
         lines.append(f"- **stopped early** ({r.llm.stopped}): not run: {', '.join(r.not_run)}")
     if r.not_checked:
         lines += ["", "## Not checked", ""] + [f"- **{s.what}**: {s.reason}" for s in r.not_checked]
-    lines += ["", "## Stages", "", "| stage | result | speedup | candidates | LLM | note |", "|---|---|---|---|---|---|"]
+    lines += ["", "## Stages", "", "| stage | result | speedup vs the stage's input | candidates | LLM | note |", "|---|---|---|---|---|---|"]
     for s in r.stages:
         usage = r.llm.by_stage.get(s.stage)
         lines.append(f"| {s.stage} | {stage_outcome(s)} | {stage_speed(s)} | {len(s.candidates)} | "

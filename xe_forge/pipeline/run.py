@@ -32,14 +32,13 @@ from xe_forge.pipeline.report import RunReport
 from xe_forge.pipeline.state import CHECKPOINT_TYPES, ForgeState, RunContext
 from xe_forge.pipeline.status import exit_code
 from xe_forge.problem.kernel import Problem, load_problem
+from xe_forge.profile.session import ProfileSession
 from xe_forge.stages import load_stages, parse_stage_list
 from xe_forge.store import LLMCache, RunStore
 from xe_forge.verify.evaluate import Evaluator, input_allowance
 
 if TYPE_CHECKING:
     from dspy import BaseLM
-
-    from xe_forge.profile.session import ProfileSession
 
 
 class OptimizeResult(BaseModel):
@@ -101,7 +100,8 @@ def optimize(request: RunRequest, settings: Settings, *, resume: str | None = No
     options = request.model_dump(include=set(RunOptions.model_fields))
     settings = settings.model_copy(update={k: v for k, v in options.items() if v is not None})
     engine = resolve_engine(request.engine, settings)
-    problem = load_problem(request.kernel, request.reference, request.spec, request.variant)
+    problem = load_problem(request.kernel, request.reference, request.spec, request.variant,
+                           precision=request.precision)
     only = parse_stage_list(request.stages)
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "args.json").write_text(request.model_dump_json(indent=2))  # a resume's new options, too
@@ -156,12 +156,20 @@ def _write_failure(run_dir: Path, run_id: str, problem: Problem, evaluator: Eval
     report = failure_report(run_id, str(problem.kernel.path), err, continue_with,
                             reference=str(problem.reference.path), reference_is_self=problem.reference_is_self,
                             engine=engine, device=evaluator.device.kind if evaluator else "unknown",
-                            target=evaluator.target if evaluator else "unknown")
+                            target=evaluator.target if evaluator else "unknown",
+                            **(_toolchains(evaluator) if evaluator else {}))
     store.finish_run(run_id, report.status, report.model_dump(mode="json"))
     store.close()
     write_report_files(run_dir, report, input_code=problem.kernel.source)
     if isinstance(err, ForgeError):
         err.hint = "; ".join(filter(None, [err.hint, f"failure report: {run_dir / 'report.md'}"]))
+
+
+def _toolchains(evaluator: Evaluator) -> dict[str, str]:
+    """The toolchain a kernel is prepared for, and the one installed here (they differ on the CPU)."""
+    device = evaluator.device
+    return {"toolchain": str(getattr(device, "target_toolchain", device.toolchain)()),
+            "device_toolchain": str(device.toolchain())}
 
 
 def _context(run_id: str, run_dir: Path, problem: Problem, evaluator: Evaluator, settings: Settings, engine: str,
@@ -198,8 +206,6 @@ def _context(run_id: str, run_dir: Path, problem: Problem, evaluator: Evaluator,
 
 def _profiler(problem: Problem, evaluator: Evaluator, run_dir: Path) -> ProfileSession:
     """`--profile`: one session for the run, on the evaluator's device and target, with its timeout."""
-    from xe_forge.profile.session import ProfileSession
-
     return ProfileSession(problem, device=evaluator.device.kind, target=evaluator.target, run_dir=run_dir,
                           timeout=evaluator.timeout)
 

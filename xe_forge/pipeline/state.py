@@ -40,8 +40,9 @@ class FinalCheck(BaseModel):
     fell_back_to: str | None = Field(None, description="the stage whose kernel is the result after a fallback, "
                                                        "or 'input'")
     failure: str = Field("", description="why the last stage's output failed, after a fallback")
-    versus: dict[str, Timing] = Field(default_factory=dict, description="the output vs eager PyTorch and "
-                                      "torch.compile, timed interleaved (GPU)")
+    versus: dict[str, Timing] = Field(default_factory=dict, description="the result (the input, when unchanged) "
+                                      "vs eager PyTorch and torch.compile, and vs the Triton-only lowering "
+                                      "('lowering') where the run made one; each timed interleaved (GPU)")
     versus_note: str = Field("", description="why the output was not timed against PyTorch, where it was tried")
 
 

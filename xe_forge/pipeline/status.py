@@ -102,7 +102,9 @@ def timed_out(verdict: Verdict) -> bool:
     return any(f.check == "worker" and "timed out" in f.message for f in verdict.findings)
 
 
-def headline(status: str, skipped: list[Skipped]) -> str:
+def headline(status: str, skipped: list[Skipped], *, unchanged: bool = False) -> str:
     """The status with what was not checked, each said once: 'verified correct, speed not measured, unseen
-    shapes not checked' (the status already says the speed was not measured)."""
-    return ", ".join([status] + [s.what for s in skipped if s.what not in status])
+    shapes not checked' (the status already says the speed was not measured); a run that kept its input
+    says 'unchanged', so no figure below it reads as the output's."""
+    first = f"{status}: unchanged, the output is the input" if unchanged else status
+    return ", ".join([first] + [s.what for s in skipped if s.what not in status])

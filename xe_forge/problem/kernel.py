@@ -12,9 +12,9 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from xe_forge.errors import InputError
-from xe_forge.problem.spec import Spec, SpecError, Variant, load_spec
+from xe_forge.problem.source import MODEL_CLASSES, SourceFile  # noqa: F401 - part of this module's API
+from xe_forge.problem.spec import Precision, Spec, SpecError, Variant, load_spec
 
-MODEL_CLASSES = ("ModelNew", "Model")
 REQUIRED_FUNCTIONS = ("get_inputs", "get_init_inputs")
 SPEC_NAMES = ("{stem}.yaml", "{stem}_spec.yaml", "spec.yaml")  # looked for beside the kernel, in this order
 
@@ -22,18 +22,6 @@ SPEC_NAMES = ("{stem}.yaml", "{stem}_spec.yaml", "spec.yaml")  # looked for besi
 def spec_names_text() -> str:
     """The spec file names as users read them (--help, README, messages): '<stem>.yaml, ...'."""
     return ", ".join(n.replace("{stem}", "<stem>") for n in SPEC_NAMES)
-
-
-class SourceFile(BaseModel):
-    """A kernel or reference file, read and parsed but not executed."""
-
-    path: Path
-    source: str
-    model_class: str
-
-    @property
-    def tree(self) -> ast.Module:
-        return ast.parse(self.source, filename=str(self.path))
 
 
 class Problem(BaseModel):
@@ -44,6 +32,11 @@ class Problem(BaseModel):
     reference_is_self: bool
     spec: Spec | None = None
     variant: str | None = None
+    precision: Precision | None = None  # the run's precision policy where there is no spec (`--precision`)
+
+    def precision_policy(self) -> Precision:
+        """The spec's precision, else the run's, else keep."""
+        return self.spec.precision if self.spec is not None else (self.precision or "keep")
 
     def variant_entry(self, name: str | None = None) -> Variant | None:
         if self.spec is None:
@@ -51,15 +44,32 @@ class Problem(BaseModel):
         return self.spec.variant(name or self.variant)
 
 
+def did_you_mean(path: Path) -> str | None:
+    """'did you mean my_layernorm_pytorch.py?': the closest name among the files beside a missing one."""
+    import difflib
+
+    folder = path.parent if str(path.parent) else Path(".")
+    try:
+        names = sorted(p.name for p in folder.iterdir() if p.is_file())
+    except OSError:
+        return None
+    close = difflib.get_close_matches(path.name, names, n=1, cutoff=0.6)
+    return f"did you mean {folder / close[0] if str(path.parent) not in ('', '.') else close[0]}?" if close else None
+
+
+def not_found(path: Path, role: str) -> InputError:
+    return InputError(f"{role} file not found: {path}", hint=did_you_mean(path))
+
+
 def read_source(path: Path | str, role: str = "kernel", *, require_inputs: bool = True) -> SourceFile:
     """Read and statically check a KernelBench-style file; any problem is one InputError."""
     path = Path(path)
     if not path.exists():
-        raise InputError(f"{role} file not found: {path}")
+        raise not_found(path, role)
     if not path.is_file():
         raise InputError(f"{role} path is not a file: {path}")
     try:
-        source = path.read_text()
+        source = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
         raise InputError(f"cannot read {role} file {path}: {err}") from None
     return parse_source(source, path, role, require_inputs=require_inputs)
@@ -117,19 +127,24 @@ def find_spec(kernel: Path) -> Path | None:
 
 
 def load_problem(kernel: Path | str, reference: Path | str | None = None, spec: Path | str | None = None,
-                 variant: str | None = None, *, discover_spec: bool = True) -> Problem:
+                 variant: str | None = None, *, discover_spec: bool = True, precision: str | None = None) -> Problem:
     kernel_path = Path(kernel)
     kernel_src = read_source(kernel_path, "kernel")
     ref_path, is_self = resolve_reference(kernel_path, Path(reference) if reference else None)
     ref_src = kernel_src if is_self else read_source(ref_path, "reference")
     spec_path = Path(spec) if spec else (find_spec(kernel_path) if discover_spec else None)
+    if spec_path is not None and not spec_path.exists():
+        raise not_found(spec_path, "spec")
     parsed = load_spec(spec_path) if spec_path else None
     if parsed is not None:
         parsed.variant(variant)  # raises a clear error for an unknown variant name
     elif variant is not None:
         raise SpecError(f"--variant {variant} needs a spec file (--spec), and none was found beside {kernel_path}")
+    from xe_forge.problem.signature import check_constructors
+
+    check_constructors(kernel_src, ref_src, reference_is_self=is_self, spec=parsed)
     return Problem(kernel=kernel_src, reference=ref_src, reference_is_self=is_self, spec=parsed,
-                   variant=parsed.variant_name(variant) if parsed else None)
+                   variant=parsed.variant_name(variant) if parsed else None, precision=precision)
 
 
 # ---------------------------------------------------------------- worker side: import and inputs

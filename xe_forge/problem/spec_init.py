@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from xe_forge.errors import InputError
-from xe_forge.problem.kernel import SPEC_NAMES, read_source, resolve_reference
+from xe_forge.problem.kernel import SPEC_NAMES, SourceFile, read_source, resolve_reference
 from xe_forge.problem.spec import load_spec, spec_doc
 from xe_forge.problem.spec_probe import ProbeRequest, ProbeResult
 from xe_forge.verify.models import Verdict
@@ -62,6 +62,8 @@ def run_probe(kernel: Path, reference: Path | None, timeout: float = PROBE_TIMEO
             tail = " | ".join((done.stderr or "").strip().splitlines()[-3:])
             raise InputError(f"spec init: the probe of {kernel} died (exit {done.returncode}): {tail}")
         result = ProbeResult.model_validate_json(result_path.read_text())
+    if result.error and result.error.startswith("constructor mismatch"):
+        raise InputError(f"spec init: {result.error}; no spec was written", hint=result.hint)
     if result.error:
         raise InputError(f"spec init: cannot derive a spec from {kernel}: {result.error}",
                          hint=f"write one by hand: {spec_doc()}")
@@ -112,6 +114,10 @@ def render_yaml(kernel: Path, p: ProbeResult, allow_torch: list[str]) -> str:
     lines += ["bench-gpu:", f"  - dtype: {p.dtype}", f"    dims: {_flow(p.dims)}", *_flop(p.flop, p.flop_full)]
     if p.unseen:
         lines += ["unseen:"] + [f"  - dims: {_flow(u)}" for u in p.unseen]
+    if p.generated:
+        lines += [f"# `check` also runs {len(p.generated)} unseen shape(s) of its own, across the kernel's tiles "
+                  f"({len(p.unseen) + len(p.generated)} in all, plus one drawn in secret at each check):"]
+        lines += [f"#   - dims: {_flow(g.dims)}   # {g.name}" for g in p.generated]
     if p.multiple_of:
         lines += ["# the kernel fails one size up but passes a step up: unseen shapes keep these multiples",
                   f"multiple_of: {_flow(p.multiple_of)}"]
@@ -132,7 +138,8 @@ def init_spec(kernel: Path, *, output: Path | None = None, reference: Path | Non
     if out.exists() and not force:
         raise InputError(f"{out} exists", hint="pass --force to replace it, or -o another file")
     ref_path, is_self = resolve_reference(kernel, reference)
-    read_source(ref_path, "reference")
+    ref_source = source if is_self else read_source(ref_path, "reference")
+    _constructors_agree(source, ref_source, is_self)
     result = run_probe(kernel, None if is_self else ref_path, timeout)
     text = render_yaml(kernel, result, sorted(torch_ops_of(source.source)))
     with tempfile.TemporaryDirectory() as tmp:
@@ -146,12 +153,36 @@ def init_spec(kernel: Path, *, output: Path | None = None, reference: Path | Non
     return done
 
 
+def _constructors_agree(kernel: SourceFile, reference: SourceFile, is_self: bool) -> None:
+    """Before anything runs: the reference's get_init_inputs() (what the verifier uses without a spec) and the
+    kernel's own (what the spec's `inits:` are written from) must build both models."""
+    from xe_forge.problem.signature import check_constructors, file_init_args
+
+    for args in (None, file_init_args(kernel, "kernel")):
+        try:
+            check_constructors(kernel, reference, reference_is_self=is_self, spec=None, args=args)
+        except InputError as err:
+            raise InputError(f"spec init: {err.message}; no spec was written", hint=err.hint) from None
+
+
 def check_with(kernel: Path, reference: Path | None, spec: Path) -> Verdict:
-    """`xe-forge check --device cpu KERNEL --spec SPEC`, as a verdict."""
+    """`xe-forge check --device cpu KERNEL --spec SPEC`, as a verdict. A check that fails where the models are
+    built (their constructors and the spec's inits disagree) removes the spec it just wrote and says why."""
     from xe_forge.problem.kernel import load_problem
+    from xe_forge.problem.signature import verdict_constructor_error
     from xe_forge.verify.evaluate import Evaluator, declared_allowance
 
-    problem = load_problem(kernel, reference, spec)
-    with Evaluator("cpu") as ev:
-        return ev.evaluate(problem.kernel.source, problem, allow_torch=declared_allowance(problem), unseen=True,
-                           time_it=False)
+    try:
+        problem = load_problem(kernel, reference, spec)
+        with Evaluator("cpu") as ev:
+            verdict = ev.evaluate(problem.kernel.source, problem, allow_torch=declared_allowance(problem), unseen=True,
+                                  time_it=False)
+        mismatch = verdict_constructor_error(problem, verdict)
+        if mismatch is not None:
+            raise mismatch
+    except InputError as err:
+        if not err.message.startswith("constructor mismatch"):
+            raise
+        spec.unlink(missing_ok=True)
+        raise InputError(f"spec init: {err.message}; the spec written to {spec} was removed", hint=err.hint) from None
+    return verdict

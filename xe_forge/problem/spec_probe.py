@@ -49,6 +49,11 @@ class InitFact(BaseModel):
     value: Any  # a dim expression, a literal, or a list of them
 
 
+class GeneratedShape(BaseModel):
+    name: str  # what it varies: "HIDDEN larger, others smaller"
+    dims: dict[str, int | float]
+
+
 class ProbeResult(BaseModel):
     dims: dict[str, int] = Field(default_factory=dict, description="dim -> the file's own value")
     constants: dict[str, str] = Field(default_factory=dict, description="dim -> the module constant it binds")
@@ -58,6 +63,8 @@ class ProbeResult(BaseModel):
     ci: dict[str, int] = Field(default_factory=dict)
     ci_error: str | None = Field(None, description="why no small size passed (the spec still uses the smallest)")
     unseen: list[dict[str, int]] = Field(default_factory=list)
+    generated: list[GeneratedShape] = Field(default_factory=list, description="the unseen shapes `check` adds "
+                                            "across the kernel's tiles (verify/shapes.py, the same planner)")
     multiple_of: dict[str, int] = Field(default_factory=dict, description="dim -> the step the kernel needs")
     flop: str | None = None
     flop_ci: float | None = None
@@ -65,6 +72,9 @@ class ProbeResult(BaseModel):
     checked: str = ""
     notes: list[str] = Field(default_factory=list)
     error: str | None = None
+    hint: str | None = None
+
+
 
 
 # ---------------------------------------------------------------- the spec skeleton
@@ -94,14 +104,14 @@ def skeleton(loader: Loader, result: ProbeResult) -> None:
         if not torch.is_tensor(x):
             raise ValueError(f"get_inputs() item {i} is a {type(x).__name__}, not a tensor: the spec format has "
                              "tensor inputs only (docs/SPEC.md)")
-        name = forward_names[i] if len(forward_names) == len(inputs) else f"x{i}"
+        name = forward_names[i] if i < len(forward_names) else f"x{i}"  # positional: the i-th parameter
         dtype = str(x.dtype).removeprefix("torch.")
         floats |= {dtype} if x.is_floating_point() else set()
         result.inputs.append(InputFact(name=name, shape=[exprs.get(f"in{i}.{j}", int(s)) for j, s in enumerate(x.shape)],
                                        dtype=dtype))
     result.dtype = next(iter(floats)) if len(floats) == 1 else "float32"
     for i, a in enumerate(inits):
-        name = init_names[i] if len(init_names) == len(inits) else f"arg{i}"
+        name = init_names[i] if i < len(init_names) else f"arg{i}"  # positional: the i-th parameter
         if isinstance(a, bool) or isinstance(a, float):
             value: Any = a
         elif isinstance(a, int):
@@ -114,13 +124,15 @@ def skeleton(loader: Loader, result: ProbeResult) -> None:
         result.inits.append(InitFact(name=name, value=value))
 
 
-def spec_for(result: ProbeResult, dims: dict[str, int]):
+def spec_for(result: ProbeResult, dims: dict[str, int], *, with_unseen: bool = False):
+    """The spec being written, with `dims` as its ci variant (and its unseen shapes and multiples if asked)."""
     from xe_forge.problem.spec import InputSpec, Spec, Variant
 
     inputs = {i.name: InputSpec(shape=i.shape, dtype=None if i.dtype == result.dtype else i.dtype, dist=i.dist)
               for i in result.inputs}
+    extra = {"unseen": [Variant(dims=u) for u in result.unseen], "multiple_of": result.multiple_of} if with_unseen else {}
     return Spec(inputs=inputs, inits=[(i.name, i.value) for i in result.inits],
-                variants={"ci": [Variant(dtype=result.dtype, dims=dims)]})
+                variants={"ci": [Variant(dtype=result.dtype, dims=dims)]}, **extra)
 
 
 # ---------------------------------------------------------------- checking sizes
@@ -262,6 +274,39 @@ def choose_unseen(result: ProbeResult, ref_mod, kernel_mod, batch_like: set[str]
             result.unseen.append(entry)
 
 
+def choose_generated(result: ProbeResult, ref_mod, workdir: Path) -> None:
+    """The unseen shapes `check` will add on top of the spec's: the verifier's own planner, asked here, so
+    `spec init` says (and the spec lists) every unseen shape `check` runs."""
+    from xe_forge.verify.shapes import plan_shapes
+
+    spec = spec_for(result, result.ci, with_unseen=True)
+    cases, _ = plan_shapes(ref_mod, spec, spec.variant("ci"), workdir)
+    result.generated = [GeneratedShape(name=c.info.origin, dims=c.info.dims) for c in cases if c.info.origin != "spec"]
+
+
+class ConstructorMismatch(ValueError):
+    def __init__(self, message: str, hint: str) -> None:
+        super().__init__(message)
+        self.hint = hint
+
+
+def check_inits(result: ProbeResult, kernel_mod, ref_mod, request: ProbeRequest) -> None:
+    """The spec's inits (the kernel file's get_init_inputs()) must build both models."""
+    from xe_forge.problem.cases import model_class
+    from xe_forge.problem.signature import FIX_KERNEL, Constructor, InitArgs, mismatch_message
+
+    kernel = Constructor.of_class(model_class(kernel_mod), request.kernel)
+    reference = Constructor.of_class(model_class(ref_mod), request.reference or request.kernel)
+    if request.reference is None:
+        reference = kernel
+    args = InitArgs(count=len(result.inits), where=f"the kernel's get_init_inputs() ({Path(request.kernel).name}), "
+                                                    "which the spec's `inits:` are written from", fix=FIX_KERNEL)
+    for role, ctor in (("kernel", kernel), ("reference", reference)):
+        why = ctor.refuses(args.count) if ctor is not None else None
+        if why is not None:
+            raise ConstructorMismatch(mismatch_message(kernel, reference, args, role, why), args.fix)
+
+
 # ---------------------------------------------------------------- FLOPs
 
 def _flops(result: ProbeResult, module, dims: dict[str, int]) -> float | None:
@@ -318,6 +363,7 @@ def probe(request: ProbeRequest) -> ProbeResult:
     skeleton(kernel, result)
     kernel_mod = kernel.module()
     ref_mod = Loader(Path(request.reference), Path(request.workdir)).module() if request.reference else kernel_mod
+    check_inits(result, kernel_mod, ref_mod, request)
     other = kernel_mod if request.reference else None
     in_inits = {n.id for i in result.inits for v in (i.value if isinstance(i.value, list) else [i.value])
                 if isinstance(v, str) for n in ast.walk(ast.parse(v, mode="eval")) if isinstance(n, ast.Name)}
@@ -327,6 +373,7 @@ def probe(request: ProbeRequest) -> ProbeResult:
     if result.ci_error is None:
         choose_multiples(result, ref_mod, other)
         choose_unseen(result, ref_mod, other, batch_like)
+        choose_generated(result, ref_mod, Path(request.workdir))
     sample = kernel.module({c: result.ci[d] for d, c in result.constants.items()})
     for fact, x in zip(result.inputs, sample.get_inputs(), strict=True):
         if torch.is_tensor(x) and x.is_floating_point() and x.numel() > 16 and x.min() >= 0 and x.max() <= 1:
@@ -339,6 +386,8 @@ def main(path: str) -> int:
     request = ProbeRequest.model_validate_json(Path(path).read_text())
     try:
         result = probe(request)
+    except ConstructorMismatch as exc:
+        result = ProbeResult(error=str(exc), hint=exc.hint)
     except Exception as exc:
         result = ProbeResult(error=f"{type(exc).__name__}: {exc}", notes=[traceback.format_exc()[-2000:]])
     Path(request.result).write_text(result.model_dump_json(indent=2))

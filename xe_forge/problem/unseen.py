@@ -1,67 +1,82 @@
-"""Unseen shapes: sizes no proposer saw, chosen to cross tile boundaries in every free dimension.
+"""Unseen shapes: sizes no proposer saw, chosen from the kernel and the reference, not from a recipe.
 
-A kernel whose grid, masks or strides are hard-coded for the visible shape passes there and only
-fails where a dimension needs one more (or one fewer) tile. So each free dimension gets a larger
-value beyond the next multiple of 128 (or of a power of two well above a small size), larger by a
-non-multiple of 128, and a smaller one: mid-tile for every tile of 16 and up, and odd when the
-visible size is not a multiple of 8 (a multiple of 8 stays one: 16-byte aligned rows are a fair
-assumption for a kernel using TMA or vector loads, an odd size where the problem had one is not). One shape per free dim makes
-that dim larger and every other free dim smaller, so every dim is checked both ways and no shape
-costs much more than the visible one.
-
-Dimensions named like hyperparameters (kernel size, stride, groups, pooling, eps, ...) are frozen:
-the problem fixes them. Values the reference rejects (a channel count groups must divide) are
-replaced by the next candidate it accepts; a dim with none is frozen, and the report says why.
-Without a spec, the dims are the module's integer constants that feed get_inputs()/
-get_init_inputs(), rewritten in the source (problem/constants.py) so derived constants
-(`bias_shape = (out_channels, 1, 1)`) follow.
+A kernel whose grid, masks, strides or loop bounds are fitted to the visible shape passes there and
+fails where a dimension needs one more block, one more loop step, or a size its tiles do not divide.
+So the sizes come from what the kernel launches with (`tiles`: the integer constexprs of its
+launches, read by the harness, and the literal block sizes of its jit bodies) and from what the
+reference accepts (probed on the meta device):
+- every free dim, in one shape, past the largest tile the kernel uses that stays within the cost
+  bound (a LayerNorm walking its row in 256-column blocks gets a width past 256), else past the
+  next multiple of 128 (of a power of two near four times a small size);
+- every free dim grown at once (a volume above the visible one);
+- every free dim smaller, and, while the shape budget lasts, each dim larger with the others smaller;
+- non-multiples everywhere (odd offsets), unless the spec declares `multiple_of` for that dim.
+A dim is free when the reference accepts another value for it and that value changes the shape of
+some input, parameter, buffer or output: nothing is frozen by its name. Hyperparameters that change
+no tensor's shape (an axis, an epsilon) are reported frozen for that reason; sizes the reference
+rejects are replaced by the next candidate; a dim with none is reported frozen.
+Cost bound (the interpreter is slow): a generated shape's tensors (inputs, state, outputs) hold at
+most max(COST_CAP x the visible shape's elements, MIN_BUDGET) elements, so a size is "just past" a
+tile, never ten times the visible one; a crossing beyond the bound falls back to a smaller tile.
 """
 
 from __future__ import annotations
 
+import math
+import random
 from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, Field
 
-HYPER_TOKENS = {
-    "kernel", "ksize", "stride", "strides", "padding", "pad", "dilation", "group", "groups", "pool", "pooling",
-    "window", "eps", "epsilon", "slope", "momentum", "dropout", "p", "prob", "scale", "factor", "divisor",
-    "divide", "value", "min", "max", "clamp", "alpha", "beta", "axis", "negative", "threshold", "output",
-    "shape", "bias", "constant", "add", "multiply", "sub", "subtract", "temperature", "heads", "head",
-}
-AXIS_TOKENS = {"dim", "dims"}  # `dim = 1` is an axis, `hidden_dim = 4096` a size
-MAX_PROBES = 8
 MAX_SHAPES = 6
+MAX_LARGE = 3  # "one dim far past the usual caps, the others smallest" shapes (of MAX_SHAPES)
+LARGE_SIZES = (8192, 4096, 1024)  # the caps a capped single block assumes: a last (column) dim goes past the largest
+LARGE_ROWS = (1024,)  # the cap a capped grid assumes: other dims (rows, programs: slow in the interpreter) go past it
+LARGE_CAP = 1 << 16  # elements a large shape's tensors hold at most (the others shrunk): the interpreter is slow
+MAX_ALIGN = 1024  # exact multiples of tiles up to this size (larger constexprs are sizes, not steps)
+COST_CAP = 16  # a generated shape's tensors hold at most this many times the visible elements,
+MIN_BUDGET = 1 << 16  # or this many, whichever is more (tiny visible shapes still grow several dims)
+MAX_TILE = 1 << 14  # larger "tiles" are sizes passed as constexprs, not blocks
+ODD_OFFSETS = (3, 5, 7, 9, 13, 17, 1)
+# where the reference needs aligned sizes (channels divisible by groups), after the odd ones
+EVEN_OFFSETS = (8, 24, 40, 16, 48, 32, 64, 96)
+
+
+class ShapeProbe(BaseModel):
+    """What the reference does at some dims: the shapes of its tensors and how many elements they hold."""
+
+    signature: tuple = ()
+    volume: int = 0
+
+
+Probe = Callable[[dict[str, Any]], ShapeProbe | None]
 
 
 class UnseenShape(BaseModel):
-    name: str  # which dim grows: "IN_FEAT larger, others smaller"
+    name: str  # what the shape varies: "all larger", "H past tile 256", "W larger, others smaller"
     dims: dict[str, int | float]
 
 
 class UnseenPlan(BaseModel):
     shapes: list[UnseenShape] = Field(default_factory=list)
     frozen: dict[str, str] = Field(default_factory=dict)  # dim -> why it was not varied
+    tiles: list[int] = Field(default_factory=list)  # the kernel's tiles the plan crossed
 
 
-def frozen_reason(name: str, value: Any) -> str | None:
-    """Why a dim is not varied, or None when it is a free size."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        return "not an integer size"
-    tokens = {t for t in name.lower().replace("-", "_").split("_") if t}
-    hyper = sorted(tokens & HYPER_TOKENS)
-    if hyper:
-        return f"a hyperparameter ('{hyper[0]}' in its name)"
-    if tokens & AXIS_TOKENS and value <= 4:
-        return "an axis, not a size"
-    if value < 1:
-        return "not a positive size"
-    return None
+def simple_probe(accepts: Callable[[dict[str, Any]], bool]) -> Probe:
+    """A probe from a yes/no rule (tests): every change counts as a shape change, volume the dims' product."""
+    def probe(dims: dict[str, Any]) -> ShapeProbe | None:
+        if not accepts(dims):
+            return None
+        sizes = [v for v in dims.values() if isinstance(v, int) and not isinstance(v, bool)]
+        return ShapeProbe(signature=tuple(sorted(dims.items())), volume=math.prod(sizes))
+
+    return probe
 
 
 def _tile(v: int) -> int:
-    """Tiles up to this size are crossed: 128 for sizes >= 32, else a power of two near 4x the size."""
+    """The tile a recipe assumes: 128 for sizes >= 32, else a power of two near 4x the size."""
     if v >= 32:
         return 128
     t = 16
@@ -70,79 +85,251 @@ def _tile(v: int) -> int:
     return t
 
 
-def bigger_candidates(v: int) -> list[int]:
-    """Larger sizes past the next tile boundary; a size the problem keeps a multiple of 8 stays one (16-byte
-    aligned rows for TMA and vector loads) while landing mid-tile for every tile of 16 and up."""
-    base = -(-(v + 1) // _tile(v)) * _tile(v)
-    offsets = (8, 24, 16, 48, 40, 32, 96, 64) if v % 8 == 0 else (3, 5, 6, 8, 12, 16, 24, 32)
-    return [base + o for o in offsets if (base + o - v) % 128][:MAX_PROBES]
+def _past(anchor: int, step: int | None) -> list[int]:
+    """Sizes just past `anchor`: odd offsets, or multiples of a declared step that are not anchors."""
+    if step:
+        return [anchor + step * k for k in (1, 3, 5, 2)]
+    return [anchor + o for o in ODD_OFFSETS + EVEN_OFFSETS]
 
 
-def smaller_candidates(v: int) -> list[int]:
-    half = v // 2 // 8 * 8
-    aligned = [half + 8 if half % 16 == 0 else half, half, half - 8, v - 8, v // 4 // 8 * 8, v - 16]
-    odd = [v // 2 | 1, v // 2, v // 2 - 1, (3 * v // 4) // 8 * 8, v // 4, v - 8, v - 16, v - 1]
+def _ceil_to(v: int, m: int) -> int:
+    return -(-v // m) * m
+
+
+def bigger_candidates(v: int, tiles: list[int] = (), step: int | None = None) -> list[tuple[str, int]]:
+    """(why, size) larger than v: just past the next multiple of each kernel tile (largest tile first),
+    then past the recipe's tile; non-multiples unless a step is declared."""
+    out: list[tuple[str, int]] = []
+    for tile in sorted({t for t in tiles if 1 < t <= MAX_TILE}, reverse=True):
+        past = _past(_ceil_to(v + 1, tile), step)
+        out += [(f"past tile {tile}", c) for c in past[:3] + past[len(ODD_OFFSETS):len(ODD_OFFSETS) + 2]]
+    out += [("larger", c) for c in _past(_ceil_to(v + 1, _tile(v)), step)]
+    seen, unique = set(), []
+    for why, c in out:
+        if c > v and c not in seen and (step is None or c % step == 0):
+            seen.add(c)
+            unique.append((why, c))
+    return unique
+
+
+def smaller_candidates(v: int, step: int | None = None) -> list[int]:
+    if step:
+        raw = [(v // 2) // step * step, v - step, (v // 4) // step * step, step]
+    else:
+        half = v // 2 // 8 * 8
+        raw = [v // 2 | 1, (3 * v // 4) | 1, v - 2 if v % 2 else v - 1, v // 4 | 1, 1,
+               half + 8 if half % 16 == 0 else half, half, v - 8, v // 2, v - 16, v // 4 // 8 * 8]
     out: list[int] = []
-    for c in (aligned + odd if v % 8 == 0 else odd):
+    for c in raw:
         if 1 <= c < v and c not in out:
             out.append(c)
-    return out[:MAX_PROBES]
+    return out
 
 
-def plan_unseen(dims: dict[str, Any], accepts: Callable[[dict[str, Any]], bool]) -> UnseenPlan:
-    """Tile-crossing shapes over `dims`; `accepts(dims)` says whether the reference runs there.
+class _Dim(BaseModel):
+    name: str
+    big: list[tuple[str, int]] = Field(default_factory=list)  # accepted larger sizes that change a shape
+    small: int | None = None
+    least: int | None = None  # the smallest accepted size (the others' size in a large shape)
+    column: bool = False  # it sizes the last dim of some tensor (a row's width, walked by one program)
 
-    One shape per free dim: that dim larger, every other free dim smaller. Each dim is checked both
-    ways, and the shapes stay no larger than the visible one in all but one dim (cheap to run).
-    """
-    plan = UnseenPlan()
-    free: list[tuple[str, int | None, int | None]] = []
+
+def plan_unseen(dims: dict[str, Any], probe: Probe, tiles: list[int] = (),
+                steps: dict[str, int] | None = None, seed: int | None = None) -> UnseenPlan:
+    """Shapes over `dims` that cross the kernel's tiles; `probe(dims)` is what the reference does there.
+    With a `seed` (secret, drawn per evaluation) one more shape draws every free dim at random past its
+    visible size up to its largest accepted one: a kernel exact only at the sizes an earlier run printed
+    fails there."""
+    steps = steps or {}
+    plan = UnseenPlan(tiles=sorted({t for t in tiles if 1 < t <= MAX_TILE}))
+    base = probe(dims) or ShapeProbe(volume=1)
+    cap = max(COST_CAP * base.volume, MIN_BUDGET)
+    free: list[_Dim] = []
     for name, value in dims.items():
-        reason = frozen_reason(name, value)
-        if reason:
-            plan.frozen[name] = reason
+        if isinstance(value, bool) or not isinstance(value, int):
+            plan.frozen[name] = "not an integer size"
             continue
-        big = next((c for c in bigger_candidates(value) if accepts({**dims, name: c})), None)
-        small = next((c for c in smaller_candidates(value) if accepts({**dims, name: c})), None)
-        if big is None and small is None:
-            plan.frozen[name] = "the reference accepts no other value"
+        if value < 1:
+            plan.frozen[name] = "not a positive size"
             continue
-        free.append((name, big, small))
-    leads = [(name, big) for name, big, _ in free if big is not None][:MAX_SHAPES]
-    if not leads and free:  # nothing can grow: one shape with everything smaller
-        leads = [("", None)]
-    bigger, smaller = set(), set()
-    for lead, big in leads:
-        wanted = {lead: big} if lead else {}
-        wanted |= {name: small for name, _, small in free if name != lead and small is not None}
-        shape = _joint(dims, wanted, accepts)
-        changed = {k for k in shape if shape[k] != dims[k]}
-        if not changed or any(s.dims == shape for s in plan.shapes):
+        dim, accepted = _Dim(name=name), False
+        for why, c in bigger_candidates(value, plan.tiles, steps.get(name)):
+            got = probe({**dims, name: c})
+            accepted = accepted or got is not None
+            if got is not None and got.signature != base.signature and got.volume <= cap:
+                dim.big.append((why, c))
+                dim.column = dim.column or _moves_last(base, got)
+        for c in smaller_candidates(value, steps.get(name)):
+            got = probe({**dims, name: c})
+            accepted = accepted or got is not None
+            if got is not None and got.signature != base.signature:
+                dim.small = dim.small or c
+                dim.least = c if dim.least is None or c < dim.least else dim.least
+        for c in () if steps.get(name) else (2, 3):  # a far shape's other dims: 2 or 3 where accepted, not 1 (a 1-element output is
+            got = probe({**dims, name: c}) if c < value else None  # right by chance under ReLU)
+            if got is not None and got.signature != base.signature:
+                dim.least = c
+                break
+        if not dim.big and dim.small is None:
+            plan.frozen[name] = ("changes no tensor's shape (a hyperparameter such as an axis)" if accepted
+                                 else "the reference accepts no other value")
             continue
-        bigger |= {k for k in changed if shape[k] > dims[k]}
-        smaller |= {k for k in changed if shape[k] < dims[k]}
-        label = f"{lead} larger, others smaller" if lead else "all smaller"
-        plan.shapes.append(UnseenShape(name=label, dims=shape))
-    for name, big, small in free:
-        missing = [w for w, seen, option in (("larger", bigger, big), ("smaller", smaller, small))
-                   if name not in seen]
+        free.append(dim)
+    _shapes(plan, dims, free, probe, cap, steps)
+    if seed is not None:
+        _secret_shape(plan, dims, free, probe, cap, random.Random(seed), steps)
+    bigger = {k for s in plan.shapes for k in s.dims if s.dims[k] > dims[k]}
+    smaller = {k for s in plan.shapes for k in s.dims if s.dims[k] < dims[k]}
+    for dim in free:
+        options = {"larger": bool(dim.big), "smaller": dim.small is not None}
+        missing = [w for w, seen in (("larger", bigger), ("smaller", smaller)) if dim.name not in seen]
+        why = {w: ("the size bound and the shape budget left it out" if options[w]
+                   else "the reference accepts no such value") for w in missing}
         if len(missing) == 2:
-            plan.frozen[name] = "the reference rejects every new value together with the other dims"
+            plan.frozen[dim.name] = f"never varied: {why['larger']}"
         elif missing:
-            plan.frozen[name] = f"never {missing[0]}: the reference accepts no such value"
+            plan.frozen[dim.name] = f"never {missing[0]}: {why[missing[0]]}"
     return plan
 
 
-def _joint(dims: dict[str, Any], wanted: dict[str, int], accepts: Callable[[dict[str, Any]], bool]) -> dict:
-    """All wanted changes at once if the reference accepts them, else as many as it accepts, in order."""
+def _shapes(plan: UnseenPlan, dims: dict[str, Any], free: list[_Dim], probe: Probe, cap: int,
+            steps: dict[str, int]) -> None:
+    def add(label: str, shape: dict[str, Any] | None) -> bool:
+        if shape is not None and len(plan.shapes) < MAX_SHAPES and shape != dims \
+                and all(s.dims != shape for s in plan.shapes):
+            plan.shapes.append(UnseenShape(name=label, dims=shape))
+            return True
+        return False
+
+    growing = [d for d in free if d.big]
+    # every dim grown at once, each to the largest crossing that keeps the whole within the bound
+    joint = dict(dims)
+    for d in growing:
+        size = next((c for _, c in d.big if _accepted(joint, {d.name: c}, probe, cap) is not None), None)
+        if size is not None:
+            joint[d.name] = size
+    add("all larger", joint)
+    # every growing dim an exact multiple of the kernel's tiles (a K % BK == 0 fast path, a tail that
+    # drops the last full block): odd sizes never run those branches
+    aligned = _aligned(dims, growing, probe, cap, plan.tiles, steps)
+    if aligned is not None:
+        add(*aligned)
+    smaller = {d.name: d.small for d in free if d.small is not None}
+    if smaller:
+        add("all smaller", _joint(dims, smaller, probe, None))
+    # each dim once far past the usual caps (a grid capped at 1024 rows, a block capped at 4096 columns,
+    # an error swallowed past 8192), the others at their smallest (at most MAX_LARGE dims)
+    least = {d.name: d.least for d in free if d.least is not None}
+    far: dict[str, int] = {}
+    for d in sorted(free, key=lambda d: joint[d.name] != dims[d.name]):  # dims no shape grew yet first
+        sizes = LARGE_SIZES if d.column else LARGE_ROWS
+        found = _large(dims, d.name, least, probe, steps.get(d.name), sizes) if len(far) < MAX_LARGE else None
+        if found is not None and add(*found):
+            far[d.name] = found[1][d.name]
+    # each dim past the largest kernel tile it can take alone, where no shape so far took it
+    for d in growing:
+        why, size = d.big[0]
+        if why.startswith("past tile") and joint[d.name] != size and far.get(d.name, 0) <= size:
+            add(f"{d.name} {why}", {**dims, d.name: size})
+    # while the budget lasts: one dim larger, the others smaller (dims the joint shape left out first)
+    for d in sorted(growing, key=lambda d: joint[d.name] != dims[d.name]):
+        others = {k: v for k, v in smaller.items() if k != d.name}
+        size = next((c for why, c in d.big if why == "larger"), d.big[0][1])
+        add(f"{d.name} larger, others smaller", _joint(dims, {**others, d.name: size}, probe, cap))
+
+
+def _alignments(tiles: list[int]) -> list[int]:
+    """Steps to align every dim to, largest first: the lcm of the tiles up to each tile (16 and 64 where
+    the kernel names none)."""
+    kept = sorted(t for t in tiles if 1 < t <= MAX_ALIGN) or [16, 64]
+    out: list[int] = []
+    for i in range(len(kept), 0, -1):
+        step = math.lcm(*kept[:i])
+        if step <= MAX_ALIGN and step not in out:
+            out.append(step)
+    return out + ([16] if min(out or [MAX_ALIGN]) > 16 else [])  # a blocked loop's step is a power of two
+
+
+def _aligned(dims: dict[str, Any], growing: list[_Dim], probe: Probe, cap: int, tiles: list[int],
+             steps: dict[str, int]) -> tuple[str, dict[str, Any]] | None:
+    """Growing dims at the next exact multiple of an alignment past their visible sizes, within the bound:
+    the alignment and dims that score most (dims aligned x log2 of the alignment; the larger on a tie), so
+    a row's width at a 256 block beats every dim at 16, and every dim at 16 one dim at 1024."""
+    if not growing:
+        return None
+    best = None
+    for step in _alignments(tiles):
+        wanted = {d.name: _ceil_to(dims[d.name] + 1, math.lcm(step, steps.get(d.name) or 1)) for d in growing}
+        shape = _joint(dims, wanted, probe, cap)
+        if shape is None:
+            continue
+        hit = sum(shape[k] == v for k, v in wanted.items())
+        score = hit * math.log2(step)
+        if best is None or score > best[0]:
+            best = (score, f"{'all ' if hit == len(wanted) else ''}multiples of {step}", shape)
+    return None if best is None else best[1:]
+
+
+def _moves_last(base: ShapeProbe, got: ShapeProbe) -> bool:
+    """Whether the last dim of some input of two or more dims differs between two probes (the dim sizes a
+    row's width; a vector's length, or an output's last dim, may be a count of rows or planes, one
+    program each, as a row reduction's output or a pooled (batch, channels) output is)."""
+    def shape(entry: Any) -> tuple:
+        ok = isinstance(entry, tuple) and len(entry) == 2 and entry[0] == "in" and isinstance(entry[1], tuple) \
+            and len(entry[1]) >= 2
+        return entry[1] if ok else ()
+
+    return any(shape(a) and shape(b) and shape(a)[-1] != shape(b)[-1]
+               for a, b in zip(base.signature, got.signature, strict=False))
+
+
+def _large(dims: dict[str, Any], name: str, least: dict[str, int], probe: Probe, step: int | None,
+           sizes: tuple[int, ...]) -> tuple[str, dict[str, Any]] | None:
+    """`name` just past the largest usual cap above its visible size that fits LARGE_CAP with the other
+    dims at their smallest accepted sizes (non-multiples unless a step is declared)."""
+    others = {k: v for k, v in least.items() if k != name}
+    for cap_size in sizes:
+        if cap_size <= dims[name]:
+            return None
+        size = _ceil_to(cap_size + 1, step) if step else cap_size + 9
+        shape = _joint(dims, {**others, name: size}, probe, LARGE_CAP)
+        if shape is not None and shape[name] == size:
+            return f"{name} past {cap_size}, others smallest", shape
+    return None
+
+
+def _secret_shape(plan: UnseenPlan, dims: dict[str, Any], free: list[_Dim], probe: Probe, cap: int,
+                  rng: random.Random, steps: dict[str, int]) -> None:
+    """Every free dim drawn uniformly past its visible size up to its largest accepted one (multiples of a
+    declared step), within the bound; beyond the recipe's shape budget, and named for what it is."""
+    for _ in range(8):  # a few draws: the reference or the bound may refuse one
+        wanted = {}
+        for d in free:
+            hi = max([c for _, c in d.big] + [dims[d.name]])
+            lo = min(dims[d.name] + 1, hi)  # past the visible size: as many elements as the visible shape, or more
+            step = steps.get(d.name) or 1
+            v = max(rng.randint(-(-lo // step), hi // step) * step, step)
+            wanted[d.name] = v + 1 if step == 1 and v % 8 == 0 else v  # non-multiples unless a step is declared
+        shape = _accepted(dims, wanted, probe, cap)
+        if shape is not None and shape != dims and all(s.dims != shape for s in plan.shapes):
+            plan.shapes.append(UnseenShape(name="drawn in secret", dims=shape))
+            return
+
+
+def _accepted(dims: dict[str, Any], wanted: dict[str, int], probe: Probe, cap: int | None) -> dict | None:
     full = {**dims, **wanted}
-    if accepts(full):
+    got = probe(full)
+    return full if got is not None and (cap is None or got.volume <= cap) else None
+
+
+def _joint(dims: dict[str, Any], wanted: dict[str, int], probe: Probe, cap: int | None) -> dict | None:
+    """All wanted changes at once if the reference accepts them within the bound, else as many as it
+    accepts, in order; None when not even one is."""
+    full = _accepted(dims, wanted, probe, cap)
+    if full is not None:
         return full
     shape = dict(dims)
     for name, value in wanted.items():
-        if accepts({**shape, name: value}):
+        if _accepted(shape, {name: value}, probe, cap) is not None:
             shape[name] = value
-    return shape
-
-
-# ---------------------------------------------------------------- module constants (no spec)
+    return shape if shape != dims else None

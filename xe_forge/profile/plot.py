@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from xe_forge.plots import new_figure, to_png
 from xe_forge.profile.models import RooflinePoint
 
 
@@ -10,8 +11,6 @@ def roofline_png(points: list[tuple[str, RooflinePoint]], title: str) -> bytes |
     placed = [(lbl, p) for lbl, p in points if p.intensity and p.achieved_tflops]
     if not placed:
         return None
-    from xe_forge.pipeline.plots import new_figure, to_png
-
     fig, ax = new_figure(figsize=(6.4, 4.2))
     ref = placed[0][1]
     xs = [p.intensity for _, p in placed] + [p.measured_intensity for _, p in placed if p.measured_intensity]

@@ -1,7 +1,8 @@
 """Profiling inside an optimize run (`--profile`): one profile per distinct kernel, kept on disk.
 
 The pipeline calls the hook functions at the bottom with its run context; each is a no-op unless the
-run asked for profiles (`RunContext.profiler` holds a ProfileSession). Profiles are written to
+run asked for profiles (`RunContext.profiler` holds a ProfileSession). The hooks ask of that context
+only what `ProfiledRun` names, so this package never imports the pipeline that drives it. Profiles are written to
 runs/<id>/profiles/<hash>.json, so a resumed run reads them back instead of profiling again.
 """
 
@@ -11,7 +12,7 @@ import hashlib
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from xe_forge.problem.kernel import Problem
 from xe_forge.problem.roofline import problem_facts
@@ -20,10 +21,23 @@ from xe_forge.profile.feedback import Preferences, preferences, render_feedback,
 from xe_forge.profile.limiter import diagnose
 from xe_forge.profile.models import ProfileEntry, ProfileRecord, ProfileSummary, SteeringNote
 from xe_forge.profile.steer import SteeredRules
+from xe_forge.proposers.base import Proposer
+from xe_forge.toolchain import Toolchain
 
-if TYPE_CHECKING:
-    from xe_forge.pipeline.state import RunContext
-    from xe_forge.proposers.base import Proposer
+
+class PhaseReporter(Protocol):
+    def phase(self, name: str, text: str) -> None: ...
+
+
+class ProfiledRun(Protocol):
+    """What the hooks read from the pipeline's RunContext (which satisfies it as it is)."""
+
+    profiler: ProfileSession | None
+    progress: PhaseReporter | None
+    only_stages: Any
+    rules: Any
+    target: str
+    toolchain: Toolchain
 
 
 class ProfileSession:
@@ -81,7 +95,7 @@ class ProfileSession:
                               steering=self.steering)
 
 
-def _say(ctx: RunContext, entry: ProfileEntry) -> None:
+def _say(ctx: ProfiledRun, entry: ProfileEntry) -> None:
     if ctx.progress is not None:
         what = entry.record.unavailable and f"unavailable: {entry.record.unavailable}"
         ctx.progress.phase("profile", f"{entry.label}: {what or entry.diagnosis.limiter}")
@@ -89,14 +103,14 @@ def _say(ctx: RunContext, entry: ProfileEntry) -> None:
 
 # ---------------------------------------------------------------- hooks the pipeline calls
 
-def on_input(ctx: RunContext, code: str) -> None:
+def on_input(ctx: ProfiledRun, code: str) -> None:
     """Profile the input kernel once it passed its baseline check."""
     session = ctx.profiler
     if session is not None:
         _say(ctx, session.entry(code, "input"))
 
 
-def steer_planned(ctx: RunContext, plan: list[str], code: str, can_serve: Callable[[str], bool]) -> list[str]:
+def steer_planned(ctx: ProfiledRun, plan: list[str], code: str, can_serve: Callable[[str], bool]) -> list[str]:
     """The input's limiter puts its stages first (the user's --stages is never changed)."""
     session = ctx.profiler
     if session is None or ctx.only_stages:
@@ -105,7 +119,7 @@ def steer_planned(ctx: RunContext, plan: list[str], code: str, can_serve: Callab
     return steer_plan(plan, prefs, can_serve) if prefs else plan
 
 
-def stage_feedback(ctx: RunContext, code: str, stage: str) -> str:
+def stage_feedback(ctx: ProfiledRun, code: str, stage: str) -> str:
     """The profiler's text block for this stage's prompts ('' without --profile)."""
     session = ctx.profiler
     if session is None:
@@ -116,7 +130,7 @@ def stage_feedback(ctx: RunContext, code: str, stage: str) -> str:
     return "" if entry.record.unavailable and entry.diagnosis.limiter == "unknown" else entry.feedback
 
 
-def stage_proposers(ctx: RunContext, code: str, stage: str, proposers: list[Proposer]) -> list[Proposer]:
+def stage_proposers(ctx: ProfiledRun, code: str, stage: str, proposers: list[Proposer]) -> list[Proposer]:
     """The rules proposer steered by the current kernel's limiter; other proposers unchanged."""
     session = ctx.profiler
     rules = ctx.rules

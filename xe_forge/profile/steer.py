@@ -13,6 +13,7 @@ from typing import Any
 from xe_forge.profile.feedback import Preferences, RecipeVariant
 from xe_forge.profile.models import SteeringNote
 from xe_forge.proposers.base import Proposal, StageRequest
+from xe_forge.proposers.rules import propose_rules
 
 
 def label(p: Proposal) -> str:
@@ -61,8 +62,6 @@ class SteeredRules:
         self._queue = None
 
     def _variants(self, request: StageRequest) -> list[Proposal]:
-        from xe_forge.proposers.rules import propose_rules
-
         entries = [variant_entry(v, self.prefs.limiter) for v in self.prefs.variants
                    if v.stage == request.stage.name and v.recipe in request.stage.recipes]
         if not entries:

@@ -6,8 +6,22 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, Field
 
-from xe_forge.pipeline.analyze import Issue
 from xe_forge.stages import StageSpec
+
+
+class Issue(BaseModel):
+    """Something the analysis found in the kernel, and the stage that serves it; proposers hear the
+    issues of their stage (the pipeline's analysis finds them: pipeline/analyze.py)."""
+
+    kind: str
+    stage: str
+    line: int | None = None
+    evidence: str = ""
+    description: str = ""
+
+    def render(self) -> str:
+        where = f"line {self.line}: " if self.line else ""
+        return f"[{self.stage}/{self.kind}] {where}{self.description}" + (f" (`{self.evidence}`)" if self.evidence else "")
 
 
 class Defect(BaseModel):

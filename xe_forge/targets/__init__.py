@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from xe_forge.errors import EnvError, InputError
+from xe_forge.targets import cpu, cuda, xpu  # noqa: F401  (each device module registers its kind)
 from xe_forge.targets.base import AUTO_ORDER, TARGETS, Device, Toolchain, registered
 
 __all__ = ["Device", "Toolchain", "TARGETS", "get_device", "resolve_target", "device_kinds"]

@@ -6,62 +6,18 @@ scattered around: the evaluator, the CLI and the pipeline only ever talk to a `D
 
 from __future__ import annotations
 
-import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import InvalidVersion, Version
 from pydantic import BaseModel, Field
 
-ToolchainName = Literal["triton", "triton-xpu"]
-TARGETS = ("intel-xe2", "intel-xe-hpc", "intel-xe-hpg", "nvidia-sm90", "nvidia-any", "any")
+from xe_forge.names import TARGETS
+from xe_forge.toolchain import OptionProblem, Toolchain, ToolchainName, parse_version, split_toolchain_spec
 
-
-class Toolchain(BaseModel):
-    """The Triton a kernel is compiled by: upstream `triton` or Intel's `triton-xpu` (same module name)."""
-
-    name: ToolchainName
-    version: str
-
-    @property
-    def parsed(self) -> Version:
-        return parse_version(self.version)
-
-    def satisfies(self, spec: str | None) -> bool:
-        """True if `spec` (e.g. 'triton-xpu>=3.6,<3.7.2') admits this toolchain; None admits all."""
-        if not spec:
-            return True
-        name, specifier = split_toolchain_spec(spec)
-        if name != self.name:
-            return False
-        return SpecifierSet(specifier).contains(self.parsed, prereleases=True)
-
-    def __str__(self) -> str:
-        return f"{self.name} {self.version}"
-
-
-def parse_version(text: str) -> Version:
-    """Parse a version such as '3.7.2', '3.6.0+git1234' or '3.5.0.dev20250101'; local tags are ignored."""
-    match = re.match(r"\d+(\.\d+)*", text.strip())
-    if not match:
-        raise InvalidVersion(text)
-    return Version(match.group(0))
-
-
-def split_toolchain_spec(spec: str) -> tuple[str, str]:
-    """'triton-xpu>=3.6,<3.7.2' -> ('triton-xpu', '>=3.6,<3.7.2'); raises ValueError when malformed."""
-    match = re.fullmatch(r"\s*(triton-xpu|triton)\s*([<>=!~].*)?", spec)
-    if not match:
-        raise ValueError(f"toolchain range '{spec}' must start with 'triton' or 'triton-xpu'")
-    name, specifier = match.group(1), (match.group(2) or "").strip()
-    try:
-        SpecifierSet(specifier)
-    except InvalidSpecifier:
-        raise ValueError(f"toolchain range '{spec}' has an invalid version specifier '{specifier}'") from None
-    return name, specifier
-
+# Re-exported: devices and their callers have always found these here (defined in the shared leaves).
+__all__ = ["AUTO_ORDER", "TARGETS", "Device", "DeviceProperties", "OptionProblem", "Toolchain", "ToolchainName",
+           "parse_version", "register", "registered", "split_toolchain_spec"]
 
 class DeviceProperties(BaseModel):
     """Common device facts; subclasses add the vendor's own fields."""
@@ -73,18 +29,6 @@ class DeviceProperties(BaseModel):
     max_warps: int | None = None
     warp_sizes: list[int] = Field(default_factory=lambda: [32])
     shared_memory_per_block: int | None = None
-
-
-class OptionProblem(BaseModel):
-    """One illegal launch option, with the reason and the knowledge-base entry that says so.
-
-    `entry_id` is None only for limits read from the device itself (its sub-group count and sizes).
-    """
-
-    option: str
-    value: Any
-    message: str
-    entry_id: str | None = None
 
 
 class Device(ABC):
@@ -114,12 +58,51 @@ class Device(ABC):
     def prepare_process(self) -> None:  # noqa: B027 - optional hook
         """Set up a worker process before any kernel module is imported (env vars, patches)."""
 
+    def worker_environment(self) -> dict[str, str]:
+        """Environment variables this device's workers compile and run kernels under, beyond the
+        caller's own: the run report records them, since the output kernel needs them too."""
+        return {}
+
     def synchronize(self) -> None:  # noqa: B027 - optional hook
         """Wait for queued device work."""
 
-    def time_ms(self, fn: Callable[[], Any], *, flush: bool = True) -> float:
-        """Time one call of fn in milliseconds with device events, after an L2 flush."""
+    # Timing primitives (verify/timing.py builds its loops from these, the same for every side).
+    # A mark is queued on the device like a kernel; elapsed_ms reads two marks once the device has
+    # passed both (after synchronize). clock_tolerance is how far the device timer and the parent's
+    # wall clock may disagree on an honest call (verify/clock.py).
+    clock_tolerance: ClassVar[float] = 0.15
+
+    def lock(self) -> Any:
+        """The cross-process lock of this device (targets/device_lock.py): timing exclusive, kernels shared."""
+        from xe_forge.targets.device_lock import NoLock
+
+        return NoLock()
+
+    def flush(self) -> None:  # noqa: B027 - optional hook
+        """Evict the caches a timed call could find warm (queued, not waited for)."""
+
+    def new_mark(self) -> Any:
+        """A mark made ahead of a timed loop, so the loop only records it (None: made when recorded)."""
+        return None
+
+    def mark(self, made: Any = None) -> Any:
+        """A timestamp queued on the device after the work queued so far (records `made` if given)."""
         raise NotImplementedError(f"{self.kind} does not measure speed")
+
+    def elapsed_ms(self, start: Any, end: Any) -> float:
+        """Milliseconds between two marks; only after synchronize()."""
+        raise NotImplementedError(f"{self.kind} does not measure speed")
+
+    def time_ms(self, fn: Callable[[], Any], *, flush: bool = True) -> float:
+        """One call of fn between two marks after a flush, as triton.testing.do_bench times one call:
+        the flush queued ahead hides the host's launch time behind device work."""
+        if flush:
+            self.flush()
+        start = self.mark()
+        fn()
+        end = self.mark()
+        self.synchronize()
+        return self.elapsed_ms(start, end)
 
 
 _REGISTRY: dict[str, type[Device]] = {}
@@ -132,7 +115,6 @@ def register(cls: type[Device]) -> type[Device]:
 
 
 def registered() -> dict[str, type[Device]]:
-    # Importing the modules registers them; done lazily to keep `import xe_forge` light.
-    from xe_forge.targets import cpu, cuda, xpu  # noqa: F401
-
+    """Every device kind, by name. The package (targets/__init__.py) imports each device module, and
+    each registers itself with `@register`: nothing here needs to know them."""
     return dict(_REGISTRY)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 import platform
 import time
-from collections.abc import Callable
 from typing import Any
 
 from xe_forge.targets.base import Device, DeviceProperties, OptionProblem, Toolchain, register
+from xe_forge.targets.interpreter_races import patch_program_order
 from xe_forge.targets.options import validate_options
 
 # With no Intel GPU here, options are checked against the toolchain the user will run on the GPU
@@ -29,37 +29,28 @@ def installed_triton_version() -> str | None:
     return None
 
 
-def _interpreter_do_bench(kernel_call, quantiles=None, **_: Any):
-    """Stand-in for do_bench under the interpreter: runs each config once, ranks them all equal.
-
-    Multi-config @triton.autotune otherwise fails with '0 active drivers'. Running every config once
-    surfaces configs that crash; equal timings make the first config win, deterministically.
-    """
-    kernel_call()
-    return [1.0, 1.0, 1.0] if quantiles else 1.0
-
-
 def patch_autotuner() -> None:
-    from triton.runtime import autotuner
+    """Multi-config @triton.autotune under the interpreter (autotune_rotation.py: each launch takes the next config)."""
+    from xe_forge.targets.autotune_rotation import install
 
-    def do_bench(self):  # replaces a cached_property on the class
-        return self._do_bench or _interpreter_do_bench
-
-    autotuner.Autotuner.do_bench = property(do_bench)
+    install()
 
 
-def patch_interpreter_bf16_dot() -> None:
-    """Make the interpreter's tl.dot read bf16 operands as numbers, not as their raw bits.
+def patch_interpreter_dot() -> None:
+    """Make the interpreter's tl.dot compute what a GPU's does: bf16 read as numbers, TF32 rounded.
 
     Triton's interpreter stores bf16 as uint16 and (through 3.9 at least) multiplies those bit
     patterns in tl.dot, so every bf16 GEMM is garbage on the CPU (1e10 where 1.0 is right) while it
     is fine on a GPU. Widening bf16 to fp32 first is exact, and what the hardware's dot computes.
+    And it ignores input_precision: a dot in TF32 (asked for, or Triton's default for fp32 operands)
+    would be exact fp32 here and 10 mantissa bits on a GPU, so fp32 operands are rounded to TF32 the
+    way the hardware's conversion does (round to nearest even); tf32x3 and ieee stay fp32.
     """
     import numpy as np
     from triton.runtime import interpreter
 
     builder = interpreter.InterpreterBuilder
-    if getattr(builder.create_dot, "_xe_forge_bf16", False):
+    if getattr(builder.create_dot, "_xe_forge_dot", False):
         return
     original = builder.create_dot
 
@@ -69,10 +60,16 @@ def patch_interpreter_bf16_dot() -> None:
         bits = handle.data.astype(np.uint32) << np.uint32(16)
         return interpreter.TensorHandle(bits.view(np.float32), interpreter.tl.float32)
 
-    def create_dot(self, a, b, d, input_precision, max_num_imprecise_acc):
-        return original(self, widen(a), widen(b), d, input_precision, max_num_imprecise_acc)
+    def tf32(handle, input_precision):
+        if getattr(input_precision, "name", None) != "TF32" or handle.dtype.scalar.name != "fp32":
+            return handle
+        return interpreter.TensorHandle(interpreter._round_f32_to_tf32(handle.data), handle.dtype.scalar)
 
-    create_dot._xe_forge_bf16 = True
+    def create_dot(self, a, b, d, input_precision, max_num_imprecise_acc):
+        a, b = tf32(widen(a), input_precision), tf32(widen(b), input_precision)
+        return original(self, a, b, d, input_precision, max_num_imprecise_acc)
+
+    create_dot._xe_forge_dot = True
     builder.create_dot = create_dot
 
 
@@ -106,14 +103,18 @@ class CpuDevice(Device):
     def prepare_process(self) -> None:
         os.environ["TRITON_INTERPRET"] = "1"
         patch_autotuner()
-        patch_interpreter_bf16_dot()
+        patch_interpreter_dot()
+        patch_program_order()
 
     def validate_launch_options(self, options: dict[str, Any]) -> list[OptionProblem]:
         return validate_options(options, self.target_toolchain(), target=self.target)
 
-    def time_ms(self, fn: Callable[[], Any], *, flush: bool = True) -> float:
-        """Host wall time of one call: exercises the verifier's timing protocol through the interpreter
-        (`Evaluator(cpu_timing=True)`, tests only); the figures say nothing about a GPU."""
-        start = time.perf_counter()
-        fn()
-        return (time.perf_counter() - start) * 1e3
+    clock_tolerance = 0.5  # the interpreter on a shared host: the protocol is exercised, not the figures
+
+    def mark(self, made: Any = None) -> float:
+        """The host clock: on the CPU the work is done when the call returns. Timing here only exercises
+        the verifier's protocol through the interpreter (`Evaluator(cpu_timing=True)`, tests)."""
+        return time.perf_counter()
+
+    def elapsed_ms(self, start: float, end: float) -> float:
+        return (end - start) * 1e3

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from xe_forge.targets.base import Device
 
-FLUSH_BYTES = 256 * 1024 * 1024  # larger than any current L2 (H200 60 MB, PVC 408 MB total is per stack < 256 MB)
+FLUSH_BYTES = 256 * 1024 * 1024  # larger than any current last-level cache (H200 60 MB, PVC 192 MB per stack)
 
 
 class TorchGpuDevice(Device):
@@ -32,23 +31,25 @@ class TorchGpuDevice(Device):
     def synchronize(self) -> None:
         self.module.synchronize()
 
-    def _flush(self) -> None:
+    def lock(self) -> Any:
+        from xe_forge.targets.device_lock import device_lock
+
+        return device_lock(f"{self.backend}-{self.index}")
+
+    def flush(self) -> None:
         import torch
 
         if self._flush_buffer is None:
             self._flush_buffer = torch.empty(FLUSH_BYTES // 4, dtype=torch.int32, device=self.torch_device())
         self._flush_buffer.zero_()
 
-    def time_ms(self, fn: Callable[[], Any], *, flush: bool = True) -> float:
-        """One call between device events, after an L2 flush; the end event follows a synchronize so
-        work a candidate queued elsewhere (another stream) cannot escape the timer."""
-        if flush:
-            self._flush()
-        start = self.module.Event(enable_timing=True)
-        end = self.module.Event(enable_timing=True)
-        start.record()
-        fn()
-        self.module.synchronize()
-        end.record()
-        end.synchronize()
+    def new_mark(self) -> Any:
+        return self.module.Event(enable_timing=True)
+
+    def mark(self, made: Any = None) -> Any:
+        event = made if made is not None else self.module.Event(enable_timing=True)
+        event.record()
+        return event
+
+    def elapsed_ms(self, start: Any, end: Any) -> float:
         return float(start.elapsed_time(end))

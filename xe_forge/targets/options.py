@@ -8,18 +8,14 @@ time: its sub-group count limit and its sub-group sizes, when it reports them.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from xe_forge.targets.base import OptionProblem, Toolchain
-
-if TYPE_CHECKING:  # the knowledge base is loaded only when options are checked (workers stay light)
-    from xe_forge.kb.options import OptionTable
+from xe_forge.kb.options import OptionTable, bundled_table
+from xe_forge.toolchain import OptionProblem, Toolchain
 
 
 def _table(table: OptionTable | None) -> OptionTable:
-    from xe_forge.kb.options import bundled_table
-
-    return table or bundled_table()
+    return table or bundled_table()  # read once per process, at the first check
 
 # The compile-option keyword that sets the sub-group size, by triton-xpu version (renamed in 3.6).
 SUB_GROUP_KEYWORDS = ("warp_size", "threads_per_warp")

@@ -6,12 +6,25 @@ validation are tested with recorded property dumps and version strings (tests/ta
 When torch does not report the sub-group sizes or the sub-group limit, they are taken from the
 knowledge base's facts for the recognised architecture (Xe2 and Xe-HPC: 16/32 and 64; Xe-HPG: 8/16/32
 and 128), and left unknown (None) when the architecture is not recognised: never guessed.
+
+Integrated GPUs all carry names like "Intel(R) Arc(TM) Graphics" (Xe-LPG and Xe2 alike), so for them
+torch's `is_integrated_gpu` and `architecture` decide, and where neither a known architecture nor a
+known name does, the smallest sub-group size does (8: Xe-LPG, no DPAS; 16: Xe2), by the knowledge
+base's sub-group facts (xpu-integrated-gpus).
+
+The worker environment: triton-xpu 3.5 to 3.7.0 give loads that do not feed a dot block I/O only with
+TRITON_INTEL_ENABLE_BLOCK_IO_ALL_LAYOUTS=1 (xpu-block-io-all-layouts-off). A kernel file cannot set
+it, so the device sets it in every worker process it prepares (judge and candidate alike, so the
+comparison stays fair), unless the user's environment already decides; the run report lists it.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from typing import Any
 
+from xe_forge.kb.loader import bundled_kb
 from xe_forge.targets.base import DeviceProperties, OptionProblem, Toolchain, register
 from xe_forge.targets.gpu import TorchGpuDevice
 from xe_forge.targets.options import validate_options
@@ -24,8 +37,10 @@ XPU_FIELDS: dict[str, Any] = {
     "sub_group_sizes": None, "has_fp16": True, "has_fp64": False, "has_bfloat16_conversions": False,
     "has_subgroup_matrix_multiply_accumulate": False, "has_subgroup_2d_block_io": False,
     "total_memory": 0, "architecture": None, "local_mem_size": None, "last_level_cache_size": None,
-    "memory_clock_rate": None, "memory_bus_width": None,
+    "memory_clock_rate": None, "memory_bus_width": None, "is_integrated_gpu": None,
 }
+BLOCK_IO_ALL_LAYOUTS = "TRITON_INTEL_ENABLE_BLOCK_IO_ALL_LAYOUTS"
+BLOCK_IO_DEFAULT_FACT = "triton_xpu.block_io_all_layouts_default"
 
 
 # Knowledge-base fact prefix of each Intel target ('xe_hpg.sub_group_sizes').
@@ -37,9 +52,29 @@ def architecture_fact(target: str | None, name: str) -> Any:
     known or no entry states it."""
     if target not in FACT_PREFIX:
         return None
-    from xe_forge.kb.loader import bundled_kb
-
     return bundled_kb().fact(f"{FACT_PREFIX[target]}.{name}", target)
+
+
+def integrated_target(sub_group_sizes: Any) -> str | None:
+    """The target of an integrated GPU that neither its architecture nor its name identifies, from its
+    smallest sub-group size: Xe-LPG parts report 8 (no DPAS), Xe2 parts 16 (xpu-integrated-gpus)."""
+    if not sub_group_sizes:
+        return None
+    smallest = min(int(s) for s in sub_group_sizes)
+    if smallest == architecture_fact("intel-xe-hpg", "min_sub_group_size"):
+        return "intel-xe-hpg"
+    xe2 = architecture_fact("intel-xe2", "sub_group_sizes")
+    return "intel-xe2" if xe2 and smallest == min(xe2) else None
+
+
+def worker_environment_for(target: str, toolchain: Toolchain, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The variables an XPU worker runs with for this target and toolchain, as the knowledge base
+    decides them (the user's own value wins): TRITON_INTEL_ENABLE_BLOCK_IO_ALL_LAYOUTS=1 where the
+    toolchain leaves block I/O for non-dot loads off. Empty when nothing needs setting."""
+    if bundled_kb().fact(BLOCK_IO_DEFAULT_FACT, target, toolchain) is not False:
+        return {}
+    environ = os.environ if environ is None else environ
+    return {BLOCK_IO_ALL_LAYOUTS: environ.get(BLOCK_IO_ALL_LAYOUTS, "1")}
 
 
 class XpuProperties(DeviceProperties):
@@ -55,6 +90,7 @@ class XpuProperties(DeviceProperties):
     has_dpas: bool = False
     has_2d_block_io: bool = False
     architecture: str | None = None
+    integrated: bool | None = None  # None: torch too old to report is_integrated_gpu
     last_level_cache_size: int | None = None
     memory_clock_rate: int | None = None
     memory_bus_width: int | None = None
@@ -65,7 +101,10 @@ class XpuProperties(DeviceProperties):
         get = raw.get if isinstance(raw, dict) else (lambda k, d: getattr(raw, k, d))
         f = {k: get(k, default) for k, default in XPU_FIELDS.items()}
         arch = f["architecture"]
+        integrated = None if f["is_integrated_gpu"] is None else bool(f["is_integrated_gpu"])
         known = known_target(None if arch is None else str(arch), str(f["name"]))
+        if known is None and integrated:
+            known = integrated_target(f["sub_group_sizes"])
         sizes = f["sub_group_sizes"] or architecture_fact(known, "sub_group_sizes")
         max_warps = f["max_num_sub_groups"] or architecture_fact(known, "max_sub_groups_per_work_group")
         return cls(
@@ -79,7 +118,8 @@ class XpuProperties(DeviceProperties):
             has_bfloat16_conversions=bool(f["has_bfloat16_conversions"]),
             has_dpas=bool(f["has_subgroup_matrix_multiply_accumulate"]),
             has_2d_block_io=bool(f["has_subgroup_2d_block_io"]),
-            architecture=None if arch is None else str(arch), last_level_cache_size=f["last_level_cache_size"],
+            architecture=None if arch is None else str(arch), integrated=integrated,
+            last_level_cache_size=f["last_level_cache_size"],
             memory_clock_rate=f["memory_clock_rate"], memory_bus_width=f["memory_bus_width"],
         )
 
@@ -121,8 +161,12 @@ def known_target(architecture: str | None, name: str) -> str | None:
 
 
 def target_for(props: XpuProperties) -> str:
-    """The knowledge-base target to optimise for: the recognised one, else Xe2 (the first target)."""
-    return known_target(props.architecture, props.name) or "intel-xe2"
+    """The knowledge-base target to optimise for: the recognised one (an integrated GPU also by its
+    smallest sub-group size), else Xe2 (the first target)."""
+    known = known_target(props.architecture, props.name)
+    if known is None and props.integrated:
+        known = integrated_target(props.warp_sizes)
+    return known or "intel-xe2"
 
 
 def xpu_toolchain_from(version: str) -> Toolchain:
@@ -156,6 +200,13 @@ class XpuDevice(TorchGpuDevice):
         import triton
 
         return xpu_toolchain_from(triton.__version__)
+
+    def worker_environment(self) -> dict[str, str]:
+        return worker_environment_for(self.detected_target(), self.toolchain())
+
+    def prepare_process(self) -> None:
+        for name, value in self.worker_environment().items():
+            os.environ.setdefault(name, value)  # before the first compile: 3.5 to 3.7.0 read it once
 
     def validate_launch_options(self, options: dict[str, Any]) -> list[OptionProblem]:
         props = self.properties()

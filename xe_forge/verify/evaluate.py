@@ -14,27 +14,28 @@ import hashlib
 import shutil
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from xe_forge.problem.kernel import Problem
+from xe_forge.problem.layouts import layout_order, unseen_layouts
 from xe_forge.problem.spec import Spec
 from xe_forge.targets import get_device, resolve_target
 from xe_forge.verify import protocol as p
-from xe_forge.verify.models import CorrectnessReport, Finding, Verdict
+from xe_forge.verify.launch_record import one_sided_flags
+from xe_forge.verify.models import CONSTANT_REFERENCE, CorrectnessReport, Finding, Verdict, Versus
 from xe_forge.verify.sandbox import Worker, WorkerGone
 from xe_forge.verify.seeds import SeedStream, run_secret
 from xe_forge.verify.speed import measure_speed
 from xe_forge.verify.static import check_source, launch_options
-from xe_forge.verify.trials import Patched, ProblemBroken, ShapeCheck, WorkerFault, answer
+from xe_forge.verify.tiles import jit_tiles
+from xe_forge.verify.trials import WARM_CALLS, Patched, ProblemBroken, ShapeCheck, WorkerFault, answer
 
 CPU_SPEED_NOTE = "speed not measured: the CPU runs Triton's interpreter (correctness only)"
 NO_SPEC_ON_CPU = ("no spec: the interpreter runs the shapes get_inputs() makes, which for KernelBench problems "
                   "can take hours on a CPU; add a spec with a small `ci` variant (see examples/)")
-INTERPRETER_TF32 = ("the interpreter computes tl.dot in full fp32 whatever input_precision says: a kernel that "
-                    "uses TF32 on fp32 data passes here and fails the fp32 contract on an NVIDIA GPU")
-AUDIT_CHECKS = {"torch-compute", "device-to-host", "host-compute", "gpu-kernels", "torch-budget"}
+AUDIT_CHECKS = {"torch-compute", "device-to-host", "host-compute", "gpu-kernels", "torch-budget", "host-subset"}
 
 
 class Evaluator:
@@ -65,8 +66,17 @@ class Evaluator:
         self._seeds = SeedStream(self._secret, "idle")
         self.judge = Worker("judge", self.device.kind, self.target, timeout=timeout, logdir=self.workdir)
         self.runner = Worker("runner", self.device.kind, self.target, timeout=timeout, logdir=self.workdir)
+        # the baseline is timed in a process of its own that never imports the candidate under test
+        self.baseline = Worker("runner", self.device.kind, self.target, timeout=timeout, logdir=self.workdir,
+                               name="baseline")
         self.worker = self.runner  # the process a candidate can break (kept for callers that count restarts)
-        self._budgets: dict[tuple[str, str, str], float | None] = {}
+        self.transfer = transfer_dir(self.workdir)
+        self.judge.start()  # both start up (imports, device) while the caller reads its problem
+        self.runner.start()
+        self._budgets: dict[tuple[str, str, str], dict[str, float] | None] = {}
+        self.stem = "kernel"  # the problem's kernel file's stem: what candidates are imported as (source_file)
+        self.warm_calls = WARM_CALLS  # the range of the late call's index (trials.py; tests of timing set (0, 1))
+        self.runtime_subset = True  # kernel files run with the host subset's builtins (tests switch it off)
 
     def draw(self) -> int:
         """A seed nobody else knows (unless the evaluator was given one)."""
@@ -84,8 +94,12 @@ class Evaluator:
         return [NO_SPEC_ON_CPU] if problem.spec is None and not self.measures_speed else []
 
     def close(self) -> None:
-        self.runner.close()
-        self.judge.close()
+        workers = (self.runner, self.baseline, self.judge)
+        for w in workers:  # each tears its device context down at the same time as the others
+            w.ask_exit()
+        for w in workers:
+            w.close()
+        shutil.rmtree(self.transfer, ignore_errors=True)
         if self._tmp is not None:
             self._tmp.cleanup()
 
@@ -122,10 +136,13 @@ class Evaluator:
 
     def evaluate(self, source: str, problem: Problem, *, allow_torch: Iterable[str] = (), unseen: bool = False,
                  baseline_source: str | None = None, time_it: bool | None = None, full: bool = True,
-                 compile_baseline: bool = False, name: str = "candidate") -> Verdict:
-        """Verify one candidate source: static, correctness (+unseen), and timing where the device can."""
+                 compile_baseline: bool = False, versus: Sequence[Versus] = (), name: str = "candidate") -> Verdict:
+        """Verify one candidate source: static, correctness (+unseen), and timing where the device can.
+        `versus`: more baselines timed against the candidate in the same run (one that cannot be timed is
+        a note, not a failure)."""
         started = time.monotonic()
         before = self._spent()
+        self.stem = problem.kernel.path.stem if problem.kernel.path.stem.isidentifier() else "kernel"
         allowed = sorted({a.strip() for a in allow_torch if a.strip()})
         base = dict(device=self.device.kind, speed_note=self._speed_note())
         findings = self.static_findings(source, allowed)
@@ -134,14 +151,16 @@ class Evaluator:
                            **base)
         timed = (self.measures_speed or self.cpu_timing) if time_it is None else (
             time_it and (self.measures_speed or self.cpu_timing))
-        folder = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=self.workdir))
+        folder = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=self.transfer))
         try:
             verdict = self._evaluate(source, problem, allowed, folder, unseen=unseen, full=full, timed=timed,
-                                     baseline_source=baseline_source, compile_baseline=compile_baseline, name=name)
+                                     baseline_source=baseline_source, compile_baseline=compile_baseline,
+                                     versus=versus, name=name)
         except (ProblemBroken, Patched, WorkerGone, WorkerFault) as exc:
             verdict = failure_verdict(exc, **base)
         finally:
             self.runner.fence()
+            self.baseline.fence()
             with contextlib.suppress(WorkerGone, OSError):
                 self.judge.call(p.Release(dir=str(folder)), p.Released)
             shutil.rmtree(folder, ignore_errors=True)
@@ -151,21 +170,25 @@ class Evaluator:
         return verdict
 
     def _spent(self) -> dict[str, float]:
-        return {**self.judge.spent, **self.runner.spent}
+        return {**self.judge.spent, **self.runner.spent, **self.baseline.spent}
 
     def _evaluate(self, source: str, problem: Problem, allowed: list[str], folder: Path, *, unseen: bool, full: bool,
-                  timed: bool, baseline_source: str | None, compile_baseline: bool, name: str) -> Verdict:
+                  timed: bool, baseline_source: str | None, compile_baseline: bool, versus: Sequence[Versus],
+                  name: str) -> Verdict:
         base = dict(device=self.device.kind, speed_note=self._speed_note())
         self.judge.start()
         self.runner.start()
+        if timed:  # its start-up overlaps the correctness checks
+            self.baseline.start()
         loaded = answer(self.judge.call(p.Load(reference_path=str(problem.reference.path),
                                                spec=problem.spec.model_dump(mode="json") if problem.spec else None,
                                                variant=problem.variant,
-                                               precision=problem.spec.precision if problem.spec else "keep"),
+                                               precision=problem.precision_policy()),
                                         p.Loaded))
         if loaded.bad_input or loaded.main is None:
             raise ProblemBroken(loaded.bad_input or "the reference cannot be loaded")
-        imported = self.runner.call(p.Import(path=str(self.source_file(source, name)), role="candidate"), p.Imported)
+        imported = self.runner.call(p.Import(path=str(self.source_file(source, name)), role="candidate",
+                                               subset=self.runtime_subset), p.Imported)
         if imported.patched:
             raise Patched(imported.patched, stage="import")
         answer(imported)
@@ -177,27 +200,42 @@ class Evaluator:
         self._seeds = SeedStream(self._secret, source, str(problem.reference.path), loaded.model_dump_json())
         check = ShapeCheck(self.judge, self.runner, folder, loaded, allowed,
                            kernel_list=self.device.kind == "cuda" and full,  # a profiler session per shape
-                           input_budget=self._budget_for(problem, source, folder, allowed), draw=self.draw)
-        reports = [check.run(loaded.main, trials=self.trials, full=full)]
-        if reports[0].passed and unseen:
-            planned = answer(self.judge.call(p.PlanUnseen(), p.Planned))
-            reports[0].frozen = planned.frozen
-            for info in planned.shapes:
-                reports.append(self._unseen(check, info, loaded))
-                if not reports[-1].passed:
-                    break
+                           input_budget=self._budget_for(problem, source, folder, allowed), draw=self.draw,
+                           warm_calls=self.warm_calls)
+        lock = self.device.lock()  # other xe-forge processes on this GPU: never a kernel during a timed section
+        with lock.shared():
+            order = layout_order(self.draw())  # secret: which non-contiguous layout is shown at which shape
+            reports = [check.run(loaded.main, trials=self.trials, full=full, layout=order[0])]
+            if reports[0].passed and unseen:
+                tiles = sorted(set(reports[0].tiles) | jit_tiles(source))  # the kernel's own blocks and loop steps
+                planned = answer(self.judge.call(p.PlanUnseen(tiles=tiles, seed=self.draw()), p.Planned))
+                reports[0].frozen, reports[0].tiles = planned.frozen, tiles
+                bare = self.draw() % max(len(planned.shapes), 1)  # one shape, in secret, with unpoisoned memory
+                layouts = unseen_layouts(order, len(planned.shapes))
+                for i, (info, layout) in enumerate(zip(planned.shapes, layouts, strict=True)):
+                    reports.append(self._unseen(check, info, loaded, layout, unpoisoned=i == bare))
+                    if not reports[-1].passed:
+                        break
         verdict = _verdict(reports, **base)
         verdict.notes = self._notes(source, loaded, reports, problem.spec)
+        shown = [f"{r.variant}" + (" trial 1" if i == 0 else "") + f": {lay}" for i, (r, lay) in
+                 enumerate(zip(reports, [order[0], *unseen_layouts(order, len(reports) - 1)], strict=True))
+                 if lay and (i or len(r.trials) > 1)]
+        if shown:
+            verdict.notes.append("non-contiguous inputs (" + "; ".join(shown) + ")")
         if verdict.passed and timed:
-            measure_speed(self, verdict, check, problem, loaded, baseline_source=baseline_source,
-                          compile_baseline=compile_baseline)
+            with lock.exclusive():
+                measure_speed(self, verdict, check, problem, loaded, baseline_source=baseline_source,
+                              compile_baseline=compile_baseline, versus=versus)
         return verdict
 
     @staticmethod
-    def _unseen(check: ShapeCheck, info: p.ShapeInfo, loaded: p.Loaded) -> CorrectnessReport:
-        """One unseen shape; a crash there (a kernel writing past a smaller buffer) is that shape's failure."""
+    def _unseen(check: ShapeCheck, info: p.ShapeInfo, loaded: p.Loaded, layout: str | None, *,
+                unpoisoned: bool = False) -> CorrectnessReport:
+        """One unseen shape, its inputs in `layout` (None: contiguous), its compared call unpoisoned when
+        asked; a crash there (a kernel writing past a smaller buffer) is that shape's failure."""
         try:
-            return check.run(info, trials=1, full=False)
+            return check.run(info, trials=1, full=False, layout=layout, unpoisoned=unpoisoned)
         except WorkerGone as gone:
             return CorrectnessReport(variant=info.label, dtype=loaded.dtype, rtol=loaded.rtol, atol=loaded.atol,
                                      unseen=True, dims=dict(info.dims),
@@ -206,8 +244,6 @@ class Evaluator:
     def _notes(self, source: str, loaded: p.Loaded, reports: list[CorrectnessReport],
                spec: Spec | None) -> list[str]:
         notes = [n for r in reports for n in r.notes]
-        if not self.measures_speed and loaded.dtype == "float32" and "tl.dot" in source:
-            notes.append(INTERPRETER_TF32)
         flags = reports[0].degenerate
         everywhere = [f for f in flags if not f.endswith(" weights")]
         if everywhere:
@@ -220,6 +256,10 @@ class Evaluator:
         if steps:
             notes.append("unseen shapes keep " + ", ".join(f"{d} a multiple of {m}" for d, m in steps.items())
                          + " (the spec's multiple_of: sizes the kernel declares it needs)")
+        if reports[0].tiles and len(reports) > 1:
+            notes.append("unseen shapes cross the kernel's own tiles (" + ", ".join(map(str, reports[0].tiles[-6:]))
+                         + ") where the size bound allows")
+        notes += one_sided_flags(reports)
         frozen = reports[0].frozen
         if frozen:
             notes.append("unseen shapes keep " + "; ".join(f"{k} fixed ({why})" for k, why in frozen.items()))
@@ -232,7 +272,7 @@ class Evaluator:
             return None
         digest = hashlib.sha256(input_source.encode()).hexdigest()[:16]
 
-        def budget(shape: str, prep: p.Prepared) -> float | None:
+        def budget(shape: str, prep: p.Prepared) -> dict[str, float] | None:
             key = (digest, str(problem.reference.path), shape)
             if key not in self._budgets:
                 self._budgets[key] = self._measure_input(input_source, prep, folder, allowed)
@@ -240,7 +280,8 @@ class Evaluator:
 
         return budget
 
-    def _measure_input(self, input_source: str, prep: p.Prepared, folder: Path, allowed: list[str]) -> float | None:
+    def _measure_input(self, input_source: str, prep: p.Prepared, folder: Path,
+                       allowed: list[str]) -> dict[str, float] | None:
         imported = answer(self.runner.call(p.Import(path=str(self.source_file(input_source, "input")), role="input"),
                                            p.Imported))
         if imported.failure:
@@ -252,18 +293,34 @@ class Evaluator:
                                             allowed=allowed), p.Ran))
         if ran.build_failure or not ran.calls or ran.calls[0].failure:
             return None
-        return ran.calls[0].audit.allowed_flops
+        return ran.calls[0].audit.allowed_families
 
     def source_file(self, source: str, name: str) -> Path:
-        """The source as a file in the work directory (Triton's @jit needs a real file to import)."""
+        """The source as a file in the work directory (Triton's @jit needs a real file to import), named as
+        the problem's kernel file is: the worker imports it under that stem, as production would."""
         digest = hashlib.sha256(source.encode()).hexdigest()[:12]
-        path = self.workdir / f"{name}_{digest}.py"
+        path = self.workdir / f"{name}_{digest}" / f"{self.stem}.py"
+        path.parent.mkdir(exist_ok=True)
         if not path.exists():
-            path.write_text(source)
+            path.write_text(source, encoding="utf-8")  # as the static check read it
         return path
 
     def _speed_note(self) -> str:
         return "" if self.measures_speed else CPU_SPEED_NOTE
+
+
+TRANSFER_ROOT = Path("/dev/shm")  # tensors between the processes travel through memory, not the disk
+TRANSFER_FREE_BYTES = 8 << 30
+
+
+def transfer_dir(workdir: Path) -> Path:
+    """Where an evaluation's tensor files go: a private folder in shared memory when there is room
+    (large outputs at KernelBench shapes are hundreds of MB each), else the work directory."""
+    root = workdir
+    with contextlib.suppress(OSError):
+        if TRANSFER_ROOT.is_dir() and shutil.disk_usage(TRANSFER_ROOT).free >= TRANSFER_FREE_BYTES:
+            root = TRANSFER_ROOT
+    return Path(tempfile.mkdtemp(prefix="xe-forge-transfer-", dir=root))
 
 
 def failure_verdict(exc: Exception, **base: Any) -> Verdict:
@@ -284,6 +341,11 @@ def failure_verdict(exc: Exception, **base: Any) -> Verdict:
 
 
 def _verdict(reports: list[CorrectnessReport], **base: Any) -> Verdict:
+    if reports and CONSTANT_REFERENCE in reports[0].degenerate:
+        return Verdict(passed=False, stage_failed="unverifiable", correctness=reports, **base, findings=[Finding(
+            check="unverifiable", message="cannot verify: the reference's output is the same for every input and "
+            "weights tried, so a kernel that writes that constant is indistinguishable from one that computes it",
+            hint="check the problem itself (KernelBench has such degenerate references)")])
     for report in reports:
         if not report.passed:
             found = (report.findings or _first_trial_findings(report)

@@ -1,7 +1,9 @@
 """Instrumentation inside the candidate's process: launch counting, ghost replay, output poisoning,
 and the patch guard.
 
-These patch torch and triton in that process only, and only around the candidate's forward. The
+These wrap torch's allocators and Triton's launch in that process once, before any candidate is
+imported, and switch modes by state the candidate cannot reach (so checked and timed calls see the
+same functions). The
 candidate itself may not patch anything (static checks, then PatchGuard at run time); the harness
 may. None of this decides a verdict on its own say-so: the reference and the comparison live in
 another process (docs/VERIFIER.md).
@@ -11,10 +13,13 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import functools
 import sys
 import types
 from collections.abc import Iterator
 from typing import Any
+
+from xe_forge.verify.launch_record import LaunchLog
 
 
 def _run_classes() -> list[type]:
@@ -37,6 +42,7 @@ class LaunchCounter:
         self.count = 0
         self.names: set[str] = set()
         self.depth = 0  # > 0 while a Triton launch runs (the interpreter's own torch/numpy work is not the host's)
+        self.log = LaunchLog()  # grids and constexpr tiles: what unseen shapes must cross
 
 
 def kernel_name(jit: Any) -> str:
@@ -44,43 +50,112 @@ def kernel_name(jit: Any) -> str:
     return str(getattr(fn, "__name__", "") or getattr(jit, "__name__", ""))
 
 
+class _Modes:
+    """What the permanent wrappers do now. The wrappers around Triton's `run` and torch's allocators are
+    installed once per worker, before any candidate is imported, and never removed: a candidate sees the
+    same functions in a checked call, a timed call and at import (comparing `torch.empty` with the one it
+    captured tells it nothing). Only this state, which host code cannot reach, changes."""
+
+    counter: LaunchCounter | None = None
+    ghost = False
+    label = False
+    poison = False
+
+
+_INSTALLED: list[bool] = []
+
+
+def install() -> None:
+    """Wrap Triton's launch and torch's allocators for the worker's lifetime (idempotent)."""
+    if _INSTALLED:
+        return
+    import torch
+
+    for cls in _run_classes():
+        if "run" in cls.__dict__:
+            cls.run = _launch_wrapper(cls.__dict__["run"])
+    for name in _ALLOCATORS:
+        setattr(torch, name, _alloc_wrapper(getattr(torch, name)))
+    torch.Tensor.new_empty = _alloc_wrapper(torch.Tensor.new_empty)
+    from xe_forge.targets.autotune_rotation import on_untried
+
+    on_untried(record_tiles)  # configs the CPU's autotune rotation does not run this time still count
+    _INSTALLED.append(True)
+
+
+def _launch_wrapper(original):
+    @functools.wraps(original)  # the same name, module and docs as Triton's own
+    def run(self, *args, **kwargs):
+        counter = _Modes.counter
+        if counter is None:
+            return original(self, *args, **kwargs)
+        ghost = _Modes.ghost
+        name = kernel_name(self)
+        if not kwargs.get("warmup", False):
+            counter.count += 1
+            counter.names.add(name)
+            counter.log.record(self, args, kwargs)
+            if "grid" in kwargs and not ghost:
+                kwargs = {**kwargs, "grid": counter.log.grid(kwargs["grid"])}
+        if ghost:
+            _ask_grid(self, args, kwargs)
+            return None
+        counter.depth += 1
+        try:
+            if _Modes.label:
+                from torch.profiler import record_function
+
+                from xe_forge.verify.audit import TRITON_LABEL
+
+                with record_function(TRITON_LABEL + name):
+                    return original(self, *args, **kwargs)
+            return original(self, *args, **kwargs)
+        finally:
+            counter.depth -= 1
+
+    return run
+
+
+def _ask_grid(jit: Any, args: tuple, kwargs: dict) -> None:
+    """A no-op launch still calls its grid callable, as a real one does: a count kept there advances in
+    the warm calls too (runner.warm). What it raises with these arguments (the interpreter hands it
+    host copies) is not the candidate's: the real launch would have had its own."""
+    grid = kwargs.get("grid")
+    if not callable(grid):
+        return
+    meta = LaunchLog.meta(jit, args, kwargs)
+    if meta is not None:
+        with contextlib.suppress(Exception):
+            grid(meta)
+
+
+def record_tiles(jit: Any, args: tuple, kwargs: dict) -> None:
+    """Tiles of a launch the harness chose not to run (an autotune config not taken this time)."""
+    if _Modes.counter is not None:
+        _Modes.counter.log.record(jit, args, kwargs)
+
+
+def _alloc_wrapper(fn):
+    @functools.wraps(fn)  # the same name and module as torch's own (the host subset resolves it to torch)
+    def alloc(*args, **kwargs):
+        out = fn(*args, **kwargs)
+        return _poison(out) if _Modes.poison else out
+
+    return alloc
+
+
 @contextlib.contextmanager
 def count_launches(*, ghost: bool = False, label: bool = False) -> Iterator[LaunchCounter]:
     """Count Triton launches; with ghost=True every launch becomes a no-op (the kernels do nothing);
     with label=True each launch is a named profiler range, so its GPU kernels are accounted for."""
+    install()
     counter = LaunchCounter()
-    saved = {cls: cls.__dict__["run"] for cls in _run_classes() if "run" in cls.__dict__}
-
-    def wrap(original):
-        def run(self, *args, **kwargs):
-            name = kernel_name(self)
-            if not kwargs.get("warmup", False):
-                counter.count += 1
-                counter.names.add(name)
-            if ghost:
-                return None
-            counter.depth += 1
-            try:
-                if label:
-                    from torch.profiler import record_function
-
-                    from xe_forge.verify.audit import TRITON_LABEL
-
-                    with record_function(TRITON_LABEL + name):
-                        return original(self, *args, **kwargs)
-                return original(self, *args, **kwargs)
-            finally:
-                counter.depth -= 1
-
-        return run
-
-    for cls, original in saved.items():
-        cls.run = wrap(original)
+    saved = (_Modes.counter, _Modes.ghost, _Modes.label)
+    _Modes.counter, _Modes.ghost, _Modes.label = counter, ghost, label
     try:
         yield counter
     finally:
-        for cls, original in saved.items():
-            cls.run = original
+        _Modes.counter, _Modes.ghost, _Modes.label = saved
 
 
 _ALLOCATORS = ("empty", "empty_like", "empty_strided")
@@ -102,36 +177,22 @@ def _poison(t: Any) -> Any:
 
 
 @contextlib.contextmanager
-def poisoned_allocations() -> Iterator[None]:
+def poisoned_allocations(on: bool = True) -> Iterator[None]:
     """Uninitialised tensors come back filled with NaN, so an output element nobody wrote fails.
 
     Reading memory the reference (or an earlier call) left behind is a known hack; with this, the
-    only way to get the right value into an output is to compute it.
+    only way to get the right value into an output is to compute it. The allocators are the same
+    functions whether or not this is on (install()). `on=False` leaves the allocator as production
+    has it: a few checked calls, chosen in secret, are not poisoned, so a kernel that reads its fresh
+    output buffer and computes only where it finds NaN fails there (red team 2, root cause 1).
     """
-    import torch
-
-    saved = {name: getattr(torch, name) for name in _ALLOCATORS}
-    saved_new_empty = torch.Tensor.new_empty
-    own_new_empty = "new_empty" in vars(torch.Tensor)  # else inherited from TensorBase: restore by deleting
-
-    def wrap(fn):
-        def alloc(*args, **kwargs):
-            return _poison(fn(*args, **kwargs))
-
-        return alloc
-
-    for name, fn in saved.items():
-        setattr(torch, name, wrap(fn))
-    torch.Tensor.new_empty = wrap(saved_new_empty)
+    install()
+    saved = _Modes.poison
+    _Modes.poison = on
     try:
         yield
     finally:
-        for name, fn in saved.items():
-            setattr(torch, name, fn)
-        if own_new_empty:
-            torch.Tensor.new_empty = saved_new_empty
-        else:
-            del torch.Tensor.new_empty
+        _Modes.poison = saved
 
 
 class PatchGuard:
@@ -165,6 +226,8 @@ class PatchGuard:
         for name, module in list(sys.modules.items()):
             if (name == "xe_forge" or name.startswith("xe_forge.")) and module is not None:
                 self._watch(name, vars(module), strict=False)
+                for cls in _harness_classes(name, module):
+                    self._watch(f"{name}.{cls.__qualname__}", vars(cls), strict=True)
 
     def watch_module(self, module: Any) -> None:
         """Also watch a module loaded for this job (the reference) and the classes it defines."""
@@ -198,6 +261,18 @@ class PatchGuard:
             if strict:
                 out += [f"{label}.{name}" for name in now if name not in before]
         return out
+
+
+def _harness_classes(name: str, module: Any) -> list[type]:
+    """The classes the harness runs on (devices, the runner, the timer): a class attribute replaced
+    there (`CpuDevice.elapsed_ms = lie`) would change what the harness measures. Pydantic models are
+    data, and rebuild their own class attributes lazily."""
+    from pydantic import BaseModel
+
+    if not name.startswith(("xe_forge.targets.", "xe_forge.verify.")):
+        return []
+    return [v for v in list(vars(module).values())
+            if isinstance(v, type) and v.__module__ == name and not issubclass(v, BaseModel)]
 
 
 def _fingerprint(namespace: Any) -> dict[str, tuple[Any, Any]]:

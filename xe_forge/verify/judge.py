@@ -2,13 +2,13 @@
 
 It imports the reference (never a candidate), builds the reference model from the parent's secret
 seeds, writes what the candidate needs (constructor args, state dicts, inputs) into the evaluation's
-directory, and keeps what decides the verdict (expected outputs, the inputs as sent) in its own
-memory. It never reads back a file it wrote: the candidate's process can write there too.
+directory, and keeps what decides the verdict (the expected outputs) in its own memory, on the device
+where the comparisons run. It never reads back a file it wrote: the candidate's process can write there too.
 """
 
 from __future__ import annotations
 
-import os
+import copy
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -18,12 +18,13 @@ from xe_forge.problem.cases import (
     describe_dists,
     import_from_path,
     inputs_from_module,
-    model_class,
     own_dists,
     redraw,
 )
+from xe_forge.problem.layouts import lay_out
 from xe_forge.problem.spec import Spec, Variant
 from xe_forge.verify import protocol as p
+from xe_forge.verify.budget import counted_families
 from xe_forge.verify.compare import (
     compare_all,
     degenerate_flags,
@@ -33,11 +34,14 @@ from xe_forge.verify.compare import (
     same_outputs,
     tolerance,
 )
-from xe_forge.verify.models import Finding
+from xe_forge.verify.draws import attempts, build_reference, signed_state
+from xe_forge.verify.int_ranges import int_highs
+from xe_forge.verify.models import CONSTANT_REFERENCE, Finding
 from xe_forge.verify.shapes import ShapeCase, plan_shapes
-from xe_forge.verify.weights import perturbed, with_one_moved
-
-OUTPUT_SLACK = 4  # an output file may be at most this many times the expected bytes (plus 1 MiB)
+from xe_forge.verify.stability import Float64Reference, conditioned, finite, jittered, stable
+from xe_forge.verify.state_check import Expected, sent_state_findings
+from xe_forge.verify.transport import load_outputs
+from xe_forge.verify.weights import with_one_moved
 
 
 class BadInput(Exception):
@@ -62,7 +66,7 @@ class _Problem:
         label = self.spec.variant_name(req.variant) if self.spec else "default"
         main = p.ShapeInfo(key="main", label=label, dims=dict(self.variant.dims) if self.variant else {})
         self.shapes: dict[str, ShapeCase] = {"main": ShapeCase(info=main, module=module, variant=self.variant)}
-        self.planned: p.Planned | None = None
+        self.planned: dict[tuple[int, ...], p.Planned] = {}
 
 
 class Judge:
@@ -77,11 +81,17 @@ class Judge:
         torch.backends.cudnn.allow_tf32 = False
         self.problem: _Problem | None = None
         self.expected: dict[str, dict[str, list[Any]]] = {}  # dir -> trial id -> outputs (CPU)
-        self.sent: dict[str, dict[str, list[Any]]] = {}  # dir -> trial id -> inputs as sent (CPU)
         self.weights: dict[str, dict[str, str]] = {}  # dir -> trial id -> weights label
         # dir -> shape -> weights label -> reference state / dir -> shape -> the reference model built there
         self.states: dict[str, dict[str, dict[str, dict[str, Any]]]] = {}
         self.models: dict[str, dict[str, Any]] = {}
+        self.templates: dict[str, dict[tuple[str, int], list[Any]]] = {}  # dir -> (shape, seed) -> timed inputs
+        _warm_meta()
+        self._twin: tuple[Any, Float64Reference] | None = None  # the float64 reference of the last model built
+        self.post: dict[str, dict[str, Expected]] = {}  # dir -> trial id -> the reference's state after its call
+        self._post: Expected | None = None
+        self.eager: dict[str, dict[str, list[Any]]] = {}  # dir -> trial id -> reference run in a 16-bit dtype
+        self.in_dtype: dict[tuple[int, str], Any] = {}  # (id of a reference model, dtype) -> its copy in that dtype
 
     def handle(self, req: Any) -> p.Reply:
         handlers = {"load": self.load, "plan_unseen": self.plan_unseen, "prepare": self.prepare,
@@ -104,12 +114,13 @@ class Judge:
 
     def plan_unseen(self, req: p.PlanUnseen) -> p.Planned:
         prob = self._problem()
-        if prob.planned is None:
-            cases, frozen = plan_shapes(prob.module, prob.spec, prob.variant, Path.cwd())
+        key = (tuple(sorted(set(req.tiles))), req.seed)  # each kernel's own tiles and secret: a plan per pair
+        if key not in prob.planned:
+            cases, frozen = plan_shapes(prob.module, prob.spec, prob.variant, Path.cwd(), list(key[0]), req.seed)
             for case in cases:
                 prob.shapes[case.info.key] = case
-            prob.planned = p.Planned(shapes=[c.info for c in cases], frozen=frozen)
-        return prob.planned
+            prob.planned[key] = p.Planned(shapes=[c.info for c in cases], frozen=frozen)
+        return prob.planned[key]
 
     def _problem(self) -> _Problem:
         if self.problem is None:
@@ -124,16 +135,14 @@ class Judge:
         prob = self._problem()
         case = prob.shapes[req.shape]
         folder = Path(req.dir)
-        try:
-            init = self._init_args(case)
-            torch.manual_seed(req.weight_seed)
-            ref = model_class(case.module)(*init).to(self.tdev)
+        try:  # at unseen shapes the literal float constructor args move: a kernel must read them
+            ref, init = build_reference(case.module, self._init_args(case), req.weight_seed, self.tdev, case.info.unseen)
         except Exception as exc:
             return p.Prepared(bad_input=f"the reference Model cannot be built at {case.info.label}: {describe(exc)}")
         self.models.setdefault(req.dir, {})[req.shape] = ref
         initial = {k: v.detach().clone() for k, v in ref.state_dict().items()}
         used = {t.weights for t in req.trials}
-        moved = perturbed(initial, req.perturb_seed) if used != {"initial"} else initial
+        moved = self._signed(ref, case, initial, req.perturb_seed) if used != {"initial"} else initial
         states = {"initial": initial, "perturbed": moved}
         for label in used - set(states):  # "perturbed:<entry>": only that entry moved (a diagnosis)
             states[label] = with_one_moved(initial, moved, label.split(":", 1)[1])
@@ -148,21 +157,55 @@ class Judge:
             ref_states[label] = {k: (v.to(torch.float32) if v.is_floating_point() else v) for k, v in shipped.items()}
             out.states[label] = str(folder / f"{req.shape}_state_{_safe(label)}.pt")
             torch.save({k: v.cpu() for k, v in shipped.items()}, out.states[label])
-        for trial in req.trials:
+        if case.int_highs is None:
+            case.int_highs = int_highs(prob.spec, case, ref, self.tdev, prob.dtype)
+        for n, trial in enumerate(req.trials):
             try:
-                inputs, want, dist = self._trial(prob, case, ref, ref_states[trial.weights], trial)
+                with counted_families() as flops:
+                    inputs, want, dist = self._trial(prob, case, ref, ref_states[trial.weights], trial)
             except BadInput as exc:
                 return p.Prepared(bad_input=str(exc))
+            if n == 0:
+                out.reference_flops = flops  # the budget of allowed torch work where no input kernel sets one
             if dist != trial.dist:
                 out.notes.append(f"{case.info.label}: signed inputs replaced by the problem's own: the reference is "
                                  "not finite on them")
             self.expected.setdefault(req.dir, {})[trial.id] = want
-            self.sent.setdefault(req.dir, {})[trial.id] = inputs
+            self.post.setdefault(req.dir, {})[trial.id] = self._post
+            self._keep_eager(req.dir, trial.id, ref, ref_states[trial.weights], inputs, case)
             self.weights.setdefault(req.dir, {})[trial.id] = trial.weights
             out.inputs[trial.id] = str(folder / f"{req.shape}_in_{trial.id}.pt")
             out.dists[trial.id] = dist
             torch.save(inputs, out.inputs[trial.id])
         return out
+
+    def _signed(self, ref: Any, case: ShapeCase, initial: dict[str, Any], seed: int) -> dict[str, Any]:
+        """Perturbed weights, positive entries signed where the reference stays finite and stable (draws.py)."""
+        prob = self._problem()
+
+        def accepts(moved: dict[str, Any]) -> bool:
+            try:
+                inputs = build_case(case.module, prob.spec, case.variant, seed=seed, device=self.tdev, dtype=prob.dtype,
+                                    dist="signed", int_highs=case.int_highs).inputs
+                want = self._reference(ref, moved, inputs, case)
+            except Exception:
+                return False
+            return finite(want) and self._stable(ref, want, moved, inputs, prob)
+
+        return signed_state(initial, seed, {k for k, _ in ref.named_parameters()}, accepts)
+
+    def _keep_eager(self, folder: str, key: str, ref: Any, state: dict[str, Any], inputs: list[Any],
+                    case: ShapeCase) -> None:
+        """In a 16-bit run dtype, also PyTorch's own answer in that dtype on the same values (precision.py)."""
+        from xe_forge.verify import precision
+
+        prob = self._problem()
+        if not precision.applies(prob.dtype):
+            return
+        try:
+            self.eager.setdefault(folder, {})[key] = self._reference(ref, state, inputs, case, dtype=prob.dtype)
+        except BadInput:
+            pass  # the fp32 truth alone judges then (today's tolerance)
 
     def _init_args(self, case: ShapeCase) -> list[Any]:
         prob = self._problem()
@@ -171,32 +214,81 @@ class Judge:
         return inputs_from_module(case.module, 0)[1]
 
     def _trial(self, prob: _Problem, case: ShapeCase, ref: Any, state: dict[str, Any], trial: p.TrialPlan):
-        """Inputs for one trial and the reference's outputs on them; signed falls back when not finite."""
-        dist = trial.dist
-        for attempt in (dist, "problem"):
+        """Inputs for one trial and the reference's outputs on them. Signed inputs fall back to the
+        problem's own where the reference is not finite; wide ones step their offset down until the fp32
+        reference is finite and stable (stability.py), then fall back to signed; signed ones at a small or
+        large magnitude (cases.SCALES) step down the same way, to unit scale."""
+        for attempt, offset, scale in attempts(trial.dist, trial.scale):
             try:
-                inputs = build_case(case.module, prob.spec, case.variant, seed=trial.seed, device="cpu",
-                                    dtype=prob.dtype, dist=attempt).inputs
+                inputs = build_case(case.module, prob.spec, case.variant, seed=trial.seed, device=self.tdev,
+                                    dtype=prob.dtype, dist=attempt, offset=offset, int_highs=case.int_highs,
+                                    scale=scale).inputs
             except Exception as exc:
                 raise BadInput(f"cannot build inputs for {case.info.label}: {describe(exc)}") from exc
-            want = self._reference(ref, state, inputs, case)
-            if attempt == "problem" or _finite(want):
-                return inputs, want, attempt
+            checked = attempt in ("wide", "hard") or scale is not None  # far from unit scale: the reference too
+            try:
+                want = self._reference(ref, state, inputs, case)
+            except BadInput:
+                if scale is None:
+                    raise
+                continue
+            if attempt == "problem" or finite(want) and (not checked or self._stable(ref, want, state, inputs, prob)):
+                if trial.layout:
+                    inputs, want = self._strided(ref, state, inputs, want, case, trial.layout, prob)
+                return inputs, want, "wide" if attempt == "hard" else attempt
         raise AssertionError("unreachable")
 
-    def _reference(self, ref: Any, state: dict[str, Any], inputs: list[Any], case: ShapeCase) -> list[Any]:
-        """The reference in fp32 on exactly the (possibly rounded) values the candidate gets."""
+    def _strided(self, ref: Any, state: dict[str, Any], inputs: list[Any], want: list[Any],
+                 case: ShapeCase, layout: str, prob: _Problem) -> tuple[list[Any], list[Any]]:
+        """The inputs in non-contiguous storage (saved with their strides; layouts.py), where the reference
+        accepts them; else the contiguous ones. "expanded" repeats one row, which can leave a reduction
+        over the rows nothing to reduce (a batch variance of 0, where rounding noise is all there is): there
+        the reference must stay finite, stable and well conditioned (stability.conditioned), else the
+        values are kept and only their storage changes ("step 2")."""
+        laid = [lay_out(x, layout) for x in inputs]
+        try:
+            if layout == "expanded":  # the nearby run first: the last reference run sets the expected state
+                nearby = self._reference(ref, state, jittered(laid, len(inputs)), case)
+            got = self._reference(ref, state, laid, case)
+            if layout != "expanded" or finite(got) and conditioned(got, nearby, prob.rtol, prob.atol) \
+                    and self._stable(ref, got, state, laid, prob):
+                return laid, got
+            laid = [lay_out(x, "step 2") for x in inputs]
+            return laid, self._reference(ref, state, laid, case)
+        except BadInput:
+            self._reference(ref, state, inputs, case)  # the expected state after the contiguous call
+            return inputs, want
+
+    def _stable(self, ref: Any, want: list[Any], state: dict[str, Any], inputs: list[Any], prob: _Problem) -> bool:
+        if self._twin is None or self._twin[0] is not ref:
+            self._twin = (ref, Float64Reference(ref))
+        args = [x.to(self.tdev) if hasattr(x, "to") else x for x in inputs]
+        return stable(want, self._twin[1], state, args, prob.rtol, prob.atol)
+
+    def _reference(self, ref: Any, state: dict[str, Any], inputs: list[Any], case: ShapeCase,
+                   dtype: str = "float32") -> list[Any]:
+        """The reference in fp32 (or `dtype`) on exactly the (possibly rounded) values the candidate gets."""
         import torch
 
-        ref.load_state_dict(state)
-        args = [x.to(self.tdev).float() if torch.is_tensor(x) and x.is_floating_point()
+        tdtype = getattr(torch, dtype)
+        model = ref
+        if dtype != "float32":  # a copy in that dtype, beside the fp32 model (which is never converted)
+            key = (id(ref), dtype)
+            if key not in self.in_dtype:
+                self.in_dtype[key] = copy.deepcopy(ref).to(tdtype)
+            model = self.in_dtype[key]
+        model.load_state_dict({k: v.to(tdtype) if v.is_floating_point() else v for k, v in state.items()})
+        args = [x.to(self.tdev).to(tdtype) if torch.is_tensor(x) and x.is_floating_point()
                 else (x.to(self.tdev) if torch.is_tensor(x) else x) for x in inputs]
         try:
             with torch.no_grad():
-                out = ref(*args)
+                out = model(*args)
         except Exception as exc:
             raise BadInput(f"the reference fails on its own inputs ({case.info.label}): {describe(exc)}") from exc
-        return [o.detach().cpu() if torch.is_tensor(o) else o for o in flatten(out)]
+        if dtype == "float32":  # the state the candidate's must match is the fp32 model's
+            self._post = Expected(ref.state_dict(), state, {k for k, _ in ref.named_buffers()}, self._problem().rtol,
+                                  self._problem().atol)
+        return [o.detach() if torch.is_tensor(o) else o for o in flatten(out)]
 
     # ---------------------------------------------------------------- comparisons
 
@@ -205,25 +297,27 @@ class Judge:
 
         prob = self._problem()
         tdtype = getattr(torch, prob.dtype)
-        expected, sent = self.expected.get(req.dir, {}), self.sent.get(req.dir, {})
+        expected = self.expected.get(req.dir, {})
         reply = p.Compared()
         for item in req.items:
             want = expected[item.id]
-            got = _load_outputs(item.output, want)
+            got = load_outputs(item.output, want, self.tdev)
             key = item.name or item.id
             if isinstance(got, str):
                 reply.results[key] = p.ItemResult(findings=[Finding(check="outputs", message=got)])
                 continue
             if item.against is not None:
-                other = _load_outputs(item.against, want)
+                other = load_outputs(item.against, want, self.tdev)
                 reply.ghost_changed[key] = isinstance(other, str) or not same_outputs(got, other, prob.rtol, prob.atol)
                 continue
-            comps = compare_all(got, want, prob.rtol, prob.atol, tdtype)
+            comps = compare_all(got, want, prob.rtol, prob.atol, tdtype, self.eager.get(req.dir, {}).get(item.id))
             result = (p.ItemResult(findings=[Finding(check="outputs", message=comps)]) if isinstance(comps, str)
                       else p.ItemResult(comparisons=comps, passed=all(c.passed for c in comps)))
-            if item.after is not None:
-                result.findings += _mutations(item.after, sent[item.id])
-                result.passed = result.passed and not result.findings
+            if item.state is not None:
+                found, result.notes = sent_state_findings(item.state, item.output, self.post.get(req.dir, {}).get(
+                    item.id), key, lambda path, want: load_outputs(path, want, self.tdev))
+                result.findings += found
+            result.passed = result.passed and not result.findings
             reply.results[key] = result
         reply.degenerate = self._degenerate(req, expected, prob)
         return reply
@@ -236,87 +330,79 @@ class Judge:
             for flag in degenerate_flags(expected[a], expected[b], prob.rtol, prob.atol):
                 where.setdefault(flag, []).append(weights.get(a, "initial"))
         tried = {weights.get(a, "initial") for a, _ in req.degenerate}
-        return [flag if set(at) == tried else f"{flag} at the {' and '.join(at)} weights" for flag, at in where.items()]
+        out = [flag if set(at) == tried else f"{flag} at the {' and '.join(at)} weights" for flag, at in where.items()]
+        ids = list(dict.fromkeys(i for pair in req.degenerate for i in pair))
+        if len(tried) > 1 and len(ids) > 2 and all(same_outputs(expected[ids[0]], expected[i], prob.rtol, prob.atol)
+                                                   for i in ids[1:]):
+            out.append(CONSTANT_REFERENCE)  # nothing a kernel computes can be told from writing that constant
+        return out
 
     # ---------------------------------------------------------------- timed outputs
 
     def _seeded(self, folder: str, req: p.CheckTimed, seed: int) -> list[Any]:
         """The reference's outputs on the inputs a timed call drew from `seed`, at the initial weights."""
-        import torch
-
         key = f"seed:{seed}"
         expected = self.expected.setdefault(folder, {})
         if key not in expected:
             prob = self._problem()
             case = prob.shapes[req.shape]
-            template = build_case(case.module, prob.spec, case.variant, seed=req.template_seed, device="cpu",
-                                  dtype=prob.dtype).inputs
-            template = [x.to(self.tdev) if torch.is_tensor(x) else x for x in template]
-            inputs = redraw(template, seed, own_dists(case.module, prob.spec))
+            inputs = redraw(self._template(folder, req), seed, own_dists(case.module, prob.spec))
             expected[key] = self._reference(self.models[folder][req.shape], self.states[folder][req.shape]["initial"],
                                             inputs, case)
+            self._keep_eager(folder, key, self.models[folder][req.shape], self.states[folder][req.shape]["initial"],
+                             inputs, case)
         return expected[key]
 
+    def _template(self, folder: str, req: p.CheckTimed) -> list[Any]:
+        """The inputs timed calls redraw, built once per evaluation (building is the slow part)."""
+        key = (req.shape, req.template_seed)
+        cache = self.templates.setdefault(folder, {})
+        if key not in cache:
+            prob = self._problem()
+            case = prob.shapes[req.shape]
+            cache[key] = build_case(case.module, prob.spec, case.variant, seed=req.template_seed, device=self.tdev,
+                                    dtype=prob.dtype).inputs
+        return cache[key]
+
     def check_timed(self, req: p.CheckTimed) -> p.TimedChecked:
+        """Fingerprints against the reference, one reference run per distinct seed; sampled outputs in full."""
         prob = self._problem()
         reply = p.TimedChecked()
         for n, (fp, s) in enumerate(zip(req.fingerprints, req.seeds, strict=True)):
-            want = self._seeded(req.dir, req, s)
-            if not fingerprint_matches(fp, want, prob.rtol, prob.atol):
+            if not fingerprint_matches(fp, self._seeded(req.dir, req, s), prob.rtol, prob.atol):
                 reply.bad_fingerprints.append(n)
             self.expected[req.dir].pop(f"seed:{s}", None)
+            self.eager.get(req.dir, {}).pop(f"seed:{s}", None)
         for item in req.samples:
             self._seeded(req.dir, req, int(item.id.split(":", 1)[1]))
         sample = self.compare(p.Compare(dir=req.dir, items=req.samples))
         reply.samples = [sample.results[s.name or s.id] for s in req.samples]
+        for s in {*req.seeds, *(int(i.id.split(":", 1)[1]) for i in req.samples)}:
+            self.expected[req.dir].pop(f"seed:{s}", None)
         return reply
 
     def release(self, req: p.Release) -> p.Released:
-        for store in (self.expected, self.sent, self.weights, self.states, self.models):
+        for store in (self.expected, self.weights, self.states, self.models, self.templates, self.post, self.eager):
             store.pop(req.dir, None)
+        self.in_dtype.clear()
         return p.Released()
+
+
+def _warm_meta() -> None:
+    """Run common layers once on the meta device at start-up: their first meta run imports torch's
+    decompositions (over a second), which would otherwise land in the first unseen-shape plan."""
+    import torch
+    import torch.nn as nn
+
+    with torch.device("meta"), torch.no_grad():
+        x = nn.Conv2d(3, 4, 3)(torch.empty(2, 3, 8, 8))
+        x = nn.functional.max_pool2d(nn.GroupNorm(2, 4)(x), 2)
+        z = nn.Linear(8, 4)(torch.empty(2, 8))
+        torch.softmax(z, -1), torch.logsumexp(z, -1), nn.functional.layer_norm(z, (4,))
 
 
 def _safe(label: str) -> str:
     return "".join(c if c.isalnum() else "_" for c in label)
-
-
-def _finite(outputs: list[Any]) -> bool:
-    import torch
-
-    return all(bool(torch.isfinite(o).all()) for o in outputs if torch.is_tensor(o) and o.is_floating_point())
-
-
-def _load_outputs(path: str, want: list[Any]) -> list[Any] | str:
-    """The candidate's outputs, refusing anything but a list of plain tensors and numbers of sane size."""
-    import torch
-
-    if not os.path.isfile(path):
-        return "the candidate produced no output"
-    limit = OUTPUT_SLACK * sum(w.numel() * 8 for w in want if torch.is_tensor(w)) + (1 << 20)
-    if os.path.getsize(path) > limit:
-        return "the candidate's output is far larger than the reference's"
-    try:
-        got = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as exc:
-        return f"the candidate's output cannot be read: {describe(exc, 200)}"
-    if not isinstance(got, list):
-        return "the candidate's output is not a list of tensors"
-    return got
-
-
-def _mutations(path: str, sent: list[Any]) -> list[Finding]:
-    import torch
-
-    try:
-        after = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception:
-        return [Finding(check="input-mutation", message="the inputs after the call cannot be read back")]
-    out = []
-    for i, (x, s) in enumerate(zip(after, sent, strict=False)):
-        if torch.is_tensor(s) and (not torch.is_tensor(x) or x.shape != s.shape or not torch.equal(x, s)):
-            out.append(Finding(check="input-mutation", message=f"forward modified input {i} in place"))
-    return out
 
 
 __all__ = ["Judge", "BadInput"]

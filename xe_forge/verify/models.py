@@ -12,7 +12,12 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-Stage = Literal["static", "import", "correctness", "unseen", "launch", "ghost", "audit", "timing", "worker", "input"]
+from xe_forge.verify.clock import ClockCheck
+
+Stage = Literal["static", "import", "correctness", "unseen", "launch", "ghost", "audit", "timing", "worker", "input",
+                "unverifiable"]
+# the reference's degenerate flag that makes a verdict "cannot verify": its output ignores inputs and weights
+CONSTANT_REFERENCE = "output is the same for every input and weights tried"
 Weights = Literal["initial", "perturbed"]
 
 
@@ -58,6 +63,7 @@ class AuditSummary(BaseModel):
     calls: int = 0
     torch_flops: float = 0.0  # compute outside Triton that no allowance covers
     allowed_flops: float = 0.0  # compute under a declared allowance (`--allow-torch`, spec allow_torch)
+    allowed_families: dict[str, float] = Field(default_factory=dict)  # that compute per family (gemm, conv, ...)
     movement_bytes: float = 0.0  # copies, concatenation, casts: data movement, not compute
     compute_ops: dict[str, int] = Field(default_factory=dict)  # aten op -> calls, allowed or not
     refused_ops: dict[str, int] = Field(default_factory=dict)  # aten op -> calls no allowance covers
@@ -81,8 +87,13 @@ class CorrectnessReport(BaseModel):
     dims: dict[str, int | float] = Field(default_factory=dict)  # shown to users, never in proposer feedback
     inputs: list[str] = Field(default_factory=list)  # the input distributions used, described
     frozen: dict[str, str] = Field(default_factory=dict)  # dims no unseen shape varied, and why
+    tiles: list[int] = Field(default_factory=list)  # integer constexprs the kernel launched with here
+    flags: list[str] = Field(default_factory=list)  # bool constexprs the kernel launched with here ("k.EVEN_K=True")
     audit: AuditSummary | None = None
     notes: list[str] = Field(default_factory=list)
+    kernels: list[str] = Field(default_factory=list)
+    """The Triton kernels the checked calls launched (the harness's launch count, by name): what a report
+    says about which path of a port served this shape. Descriptive only, never part of the verdict."""
 
     @property
     def passed(self) -> bool:
@@ -90,7 +101,8 @@ class CorrectnessReport(BaseModel):
 
 
 class Timing(BaseModel):
-    """Interleaved timing of a candidate against a baseline in the same worker."""
+    """A candidate timed against a baseline: each in its own process, chunks of repetitions alternating,
+    every repetition on fresh inputs (verify/timing.py); `clock` is the parent's own evidence."""
 
     candidate_ms: float
     baseline_ms: float
@@ -103,6 +115,7 @@ class Timing(BaseModel):
     baseline_spread_ms: float = 0.0
     flops: float | None = None
     bytes: float | None = None
+    clock: ClockCheck | None = None
 
     @property
     def tflops(self) -> float | None:
@@ -111,6 +124,14 @@ class Timing(BaseModel):
     @property
     def gbps(self) -> float | None:
         return None if not self.bytes else self.bytes / (self.candidate_ms * 1e-3) / 1e9
+
+
+class Versus(BaseModel):
+    """One more baseline for the same timing run: every side is timed against the candidate, in turn."""
+
+    label: str  # the Verdict.timings key: "eager", "torch.compile", "lowering", ...
+    kind: Literal["eager", "compile", "input"]
+    source: str | None = None  # the kernel's text, for kind "input"
 
 
 class Verdict(BaseModel):

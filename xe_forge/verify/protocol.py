@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, TypeAdapter
 
-from xe_forge.verify.models import AuditSummary, Comparison, Finding, Timing
+from xe_forge.verify.models import AuditSummary, Comparison, Finding
 
 MAX_MESSAGE = 64 * 1024 * 1024
 
@@ -68,6 +68,8 @@ class Loaded(Reply):
 
 class PlanUnseen(BaseModel):
     op: Literal["plan_unseen"] = "plan_unseen"
+    tiles: list[int] = Field(default_factory=list)  # block sizes and loop steps the candidate launched with
+    seed: int = 0  # secret: the shape drawn per run, which no earlier printout names
 
 
 class Planned(Reply):
@@ -79,8 +81,10 @@ class Planned(Reply):
 class TrialPlan(BaseModel):
     id: str
     weights: str = "initial"  # "initial", "perturbed", or "perturbed:<state entry>"
-    dist: Literal["problem", "signed"] = "problem"
+    dist: Literal["problem", "signed", "wide"] = "problem"
     seed: int
+    layout: str | None = None  # non-contiguous storage (problem/layouts.py), where the reference accepts it
+    scale: Literal["unit", "small", "large"] = "unit"  # signed inputs at 1e-3, or spread up to 1e5 (cases.SCALES)
 
 
 class Prepare(BaseModel):
@@ -100,14 +104,15 @@ class Prepared(Reply):
     dists: dict[str, str] = Field(default_factory=dict)  # trial id -> distribution actually used
     params: list[str] = Field(default_factory=list)  # floating state entries the perturbation moved
     notes: list[str] = Field(default_factory=list)
+    reference_flops: dict[str, float] = Field(default_factory=dict)  # the reference's own torch FLOPs per family
 
 
 class CompareItem(BaseModel):
     id: str  # the trial whose expected output applies
     name: str = ""  # the key of its result (default: id)
     output: str  # file the candidate's harness wrote
-    after: str | None = None  # the inputs after the call (in-place mutation check)
     against: str | None = None  # compare with another candidate output file instead (ghost replay)
+    state: dict[str, list[float]] | None = None  # the candidate's state entries after the call (state_check.py)
 
 
 class Compare(BaseModel):
@@ -121,6 +126,7 @@ class ItemResult(BaseModel):
     comparisons: list[Comparison] = Field(default_factory=list)
     findings: list[Finding] = Field(default_factory=list)
     passed: bool = False
+    notes: list[str] = Field(default_factory=list)
 
 
 class Compared(Reply):
@@ -166,6 +172,7 @@ class Import(BaseModel):
     op: Literal["import"] = "import"
     path: str
     role: Literal["candidate", "baseline", "input", "reference"] = "candidate"
+    subset: bool = True  # run a kernel file with the host subset's builtins (off only in tests of other defences)
 
 
 class Imported(Reply):
@@ -178,9 +185,14 @@ class CallPlan(BaseModel):
     state: str  # state-dict file loaded into the model before the call
     inputs: str
     output: str
-    after: str | None = None
+    check_inputs: bool = False  # the harness compares the inputs after the call with a copy taken before
     reuse: str | None = None  # copy these values into the input tensors of this earlier call
     ghost: bool = False  # every Triton launch a no-op
+    # how the call runs, drawn in secret per call so no observable tells a checked call from production
+    grad: Literal["off", "on", "inference"] = "off"  # torch.no_grad, torch.enable_grad or torch.inference_mode
+    input_grad: bool = False  # with grad on: floating inputs require grad (an activation in training)
+    poison: bool = True  # fresh allocations NaN-poisoned (else left as the allocator returns them)
+    warm: int = 0  # calls of the same model (launches no-ops, fresh copies of the inputs) before this one
 
 
 class Run(BaseModel):
@@ -200,6 +212,13 @@ class CallResult(BaseModel):
     failure: str | None = None
     line: int | None = None
     audit: AuditSummary = Field(default_factory=AuditSummary)
+    mutated: list[int] = Field(default_factory=list)  # inputs forward changed in place
+    refused: list[str] = Field(default_factory=list)  # host-subset refusals at run time (guarded.py)
+    tiles: list[int] = Field(default_factory=list)  # integer constexprs the launches used (launch_record.py)
+    state: dict[str, list[float]] = Field(default_factory=dict)  # state entries sent beside the output: name -> [numel]
+    grids: list[list[int]] = Field(default_factory=list)
+    reused: list[str] = Field(default_factory=list)  # earlier calls' outputs this call's output aliases or changed
+    flags: list[str] = Field(default_factory=list)  # bool constexprs the launches took (launch_record.py)
 
 
 class Ran(Reply):
@@ -208,10 +227,15 @@ class Ran(Reply):
     calls: list[CallResult] = Field(default_factory=list)
 
 
-class TimePlan(BaseModel):
-    """Time the candidate against a baseline; every repetition draws fresh inputs from its own seed."""
+Side = Literal["candidate", "input", "eager", "compile"]
 
-    op: Literal["time"] = "time"
+
+class TimePrepare(BaseModel):
+    """Build one side for timing in this process and warm it up; every repetition later draws fresh
+    inputs from its own seed, as the reference process does."""
+
+    op: Literal["time_prepare"] = "time_prepare"
+    side: Side
     init: str
     seed: int
     state: str
@@ -219,32 +243,42 @@ class TimePlan(BaseModel):
     variant: str | None = None
     dtype: str = "float32"
     template_seed: int  # the inputs every timed call redraws (shapes, dtypes, integer inputs)
-    seeds: list[int]  # one per repetition (as many as the most repetitions allowed)
-    baseline: Literal["eager", "input", "compile"] = "eager"
-    reps: int | None = None
-    samples: list[float] = Field(default_factory=list)  # fractions of the reps: those calls are audited and kept
+    pool: list[int]  # input seeds the warm-up and the spins rotate through
     sample_dir: str = ""
     allowed: list[str] = Field(default_factory=list)
 
 
-class Timed(Reply):
+class TimeReady(Reply):
     failure: str | None = None
-    timing: Timing | None = None
-    candidate_ms: list[float] = Field(default_factory=list)
-    baseline_ms: list[float] = Field(default_factory=list)
-    fingerprints: list[list[float]] = Field(default_factory=list)
-    seeds: list[int] = Field(default_factory=list)  # the input seed of each fingerprint
-    samples: list[CompareItem] = Field(default_factory=list)
+    call_ms: float = 0.0  # one call on the device timer (median of a few), to size the repetitions
+    host_ms: float = 0.0  # host time to queue one call and its fingerprint, to size the spins' padding
+    flush_ms: float = 0.0  # one cache flush on the device
+
+
+class TimeChunk(BaseModel):
+    """Time these repetitions of the prepared side, one synchronize at the end."""
+
+    op: Literal["time_chunk"] = "time_chunk"
+    reps: list[int]  # repetition numbers (the parent pairs both sides by them)
+    seeds: list[int]  # each repetition's input seed
+    samples: list[int] = Field(default_factory=list)  # reps run under the full harness and kept whole, not timed
+
+
+class Chunk(Reply):
+    failure: str | None = None
+    ms: list[float] = Field(default_factory=list)  # per timed repetition (reps minus samples), in order
+    fingerprints: list[list[float]] = Field(default_factory=list)  # per timed repetition
+    samples: list[CompareItem] = Field(default_factory=list)  # id = "seed:<n>"
     sample_audits: list[CallResult] = Field(default_factory=list)
-    per_call_ms: float = 0.0  # the probe, for the parent to size its wall-clock cross-check
 
 
 class Spin(BaseModel):
-    """Run one side n times through the timed path (the first seeds' inputs, rotated): the parent holds the clock."""
+    """n padded iterations of the prepared candidate (or of nothing): the parent holds the clock (clock.py)."""
 
     op: Literal["spin"] = "spin"
-    which: Literal["candidate", "baseline", "null"]
+    which: Literal["candidate", "null"]
     n: int
+    pad: int = 1
 
 
 class Spun(Reply):
@@ -254,6 +288,6 @@ class Spun(Reply):
 
 JudgeRequest = Annotated[Ping | Load | PlanUnseen | Prepare | Compare | CheckTimed | Release,
                         Field(discriminator="op")]
-RunnerRequest = Annotated[Ping | Import | Run | TimePlan | Spin, Field(discriminator="op")]
+RunnerRequest = Annotated[Ping | Import | Run | TimePrepare | TimeChunk | Spin, Field(discriminator="op")]
 JUDGE_REQUESTS: TypeAdapter = TypeAdapter(JudgeRequest)
 RUNNER_REQUESTS: TypeAdapter = TypeAdapter(RunnerRequest)

@@ -13,17 +13,27 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from xe_forge.problem.cases import import_from_path, model_class
+from xe_forge.problem.cases import import_from_path, model_class, module_name
+from xe_forge.verify import guarded
 from xe_forge.verify import protocol as p
 from xe_forge.verify.audit import audit_call, foreign_kernels, kernel_profile
 from xe_forge.verify.compare import flatten
+from xe_forge.verify.held import HeldOutputs
 from xe_forge.verify.hooks import PatchGuard, count_launches, poisoned_allocations
-from xe_forge.verify.weights import load_into, pair_tensors
+from xe_forge.verify.model_walk import entry_refusal, load_state, named_state, refusal
+from xe_forge.verify.state_check import write_state
+from xe_forge.verify.subset_rules import mark_user_module
+from xe_forge.verify.transport import write_outputs
+from xe_forge.verify.weights import pair_tensors
 
 
 def describe(exc: BaseException, limit: int = 600) -> str:
     text = f"{type(exc).__name__}: {exc}"
     return text if len(text) <= limit else text[:limit] + " ..."
+
+
+def _refused(text: str) -> str:
+    return text if "SubsetRefusal" not in text else text.replace("SubsetRefusal: ", "outside the host subset: ")
 
 
 def error_line(exc: BaseException, path: str | Path | None) -> int | None:
@@ -61,6 +71,31 @@ def warm_up(device: Any) -> None:
         foreign_kernels(prof, audit, set())
 
 
+def grad_mode(mode: str) -> Any:
+    """The grad mode a call runs in (drawn per call, CallPlan.grad): production has all three."""
+    import torch
+
+    return {"on": torch.enable_grad, "inference": torch.inference_mode}.get(mode, torch.no_grad)()
+
+
+def tracked(inputs: list[Any], call: p.CallPlan) -> list[Any]:
+    """The inputs as forward gets them: with `input_grad`, floating ones require grad (the same storage)."""
+    import torch
+
+    if not (call.input_grad and call.grad == "on"):
+        return inputs
+    return [x.detach().requires_grad_() if torch.is_tensor(x) and x.is_floating_point() else x for x in inputs]
+
+
+def mutated(before: list[Any], after: list[Any]) -> list[int]:
+    """Positions of inputs forward changed in place (the harness kept a copy; a finding that condemns)."""
+    import torch
+
+    return [i for i, (b, a) in enumerate(zip(before, after, strict=True))
+            if torch.is_tensor(b) and (not torch.is_tensor(a) or a.shape != b.shape or a.dtype != b.dtype
+                                       or not torch.equal(a, b))]
+
+
 class Runner:
     """Serves the parent's requests in the candidate's process."""
 
@@ -91,17 +126,29 @@ class Runner:
         return guard
 
     def handle(self, req: Any) -> p.Reply:
-        handlers = {"import": self.import_, "run": self.run, "time": self.time, "spin": self.spin}
+        handlers = {"import": self.import_, "run": self.run, "time_prepare": self.time_prepare,
+                    "time_chunk": self.time_chunk, "spin": self.spin}
         return handlers[req.op](req)
 
     def import_(self, req: p.Import) -> p.Imported:
+        # kernel files run in the host subset
+        table = None if req.role == "reference" or not req.subset else guarded.builtins_table()
+        guarded.refusals()
+        name = None
+        if table is not None:  # under its own stem, as production imports it; its objects are the file's own
+            name = module_name(req.path, req.role)
+            mark_user_module(name)
         try:
-            self.modules[req.role] = import_from_path(req.path, req.role)
+            self.modules[req.role] = import_from_path(req.path, req.role, builtins=table, name=name)
         except Exception as exc:
             self.modules.pop(req.role, None)
-            return p.Imported(failure=describe(exc), line=error_line(exc, req.path))
+            return p.Imported(failure=_refused(describe(exc)), line=error_line(exc, req.path))
         except SystemExit as exc:  # not an Exception, but a candidate's to answer for
             return p.Imported(failure=f"the candidate exited at import ({exc.code})")
+        refused = guarded.refusals()
+        if refused:
+            self.modules.pop(req.role, None)
+            return p.Imported(failure=_refused(f"outside the host subset: {'; '.join(refused)}"))
         self.paths[req.role] = req.path
         return p.Imported()
 
@@ -116,12 +163,27 @@ class Runner:
         init = torch.load(init_file, map_location="cpu", weights_only=True)
         torch.manual_seed(seed)
         try:
-            model = model_class(module)(*init)
+            entry = model_class(module)
+        except Exception as exc:
+            return None, [], describe(exc), None
+        why = entry_refusal(entry, module)
+        if why is not None:
+            return None, [], why, None
+        guarded.refusals()
+        try:
+            with torch.device(self.tdev):  # initialised on the device: the state dict replaces it anyway
+                model = entry(*init)
         except Exception as exc:
             return None, [], f"building the model with {init} raised {describe(exc)}", error_line(exc, self.paths[role])
+        refused = guarded.refusals()
+        if refused:
+            return None, [], f"building the model went outside the host subset: {'; '.join(refused)}", None
+        why = refusal(model, entry)  # before the harness calls anything on it (.to, loading, fingerprints)
+        if why is not None:
+            return None, [], why, None
         floating = next((v.dtype for v in state.values() if torch.is_tensor(v) and v.is_floating_point()), None)
         model.to(device=self.tdev, dtype=floating) if floating is not None else model.to(self.tdev)
-        return model, pair_tensors(state, model.state_dict()), None, None
+        return model, pair_tensors(state, named_state(model)), None, None
 
     def run(self, req: p.Run) -> p.Ran:
         import torch
@@ -139,43 +201,84 @@ class Runner:
             return p.Ran(build_failure=failure, build_line=line)
         self.model, self.kept = model, {}
         reply = p.Ran()
+        held = HeldOutputs()  # every checked call's outputs, held as a caller holds them (held.py)
         for call in req.calls:
-            load_into(model, state(call.state), pairs)
+            load_state(model, state(call.state), pairs)
             inputs = [x.to(self.tdev) if torch.is_tensor(x) else x
-                      for x in torch.load(call.inputs, map_location="cpu", weights_only=True)]
+                      for x in torch.load(call.inputs, map_location=self.tdev, weights_only=True)]
             if call.reuse is not None:
-                for x, y in zip(self.kept[call.reuse], inputs, strict=False):
-                    if torch.is_tensor(x):
-                        x.copy_(y)
+                with torch.no_grad():
+                    for x, y in zip(self.kept[call.reuse], inputs, strict=False):
+                        if torch.is_tensor(x):
+                            x.copy_(y)
                 inputs = self.kept[call.reuse]
             self.kept[call.id] = inputs
             profile = req.kernel_list and call is req.calls[0] and self.on_gpu
-            result, out = self.invoke(model, inputs, call.id, ghost=call.ghost, allowed=req.allowed, profile=profile,
-                                      path=self.paths.get(req.role))
+            if call.warm:
+                warm_failure = self.warm(model, inputs, call, self.paths.get(req.role))
+                if warm_failure is not None:
+                    reply.calls.append(warm_failure)
+                    continue
+                load_state(model, state(call.state), pairs)  # the compared call starts from the sent weights
+            before = [x.clone() if torch.is_tensor(x) else x for x in inputs] if call.check_inputs else None
+            result, out = self.invoke(model, tracked(inputs, call), call.id, ghost=call.ghost, allowed=req.allowed, profile=profile,
+                                      path=self.paths.get(req.role), grad=call.grad, poison=call.poison)
+            if out is not None and not call.ghost:
+                result.state = write_state(model, pairs, call.output, ipc=self.tdev.startswith("cuda"))
+                result.reused = held.check(call.id, out)
             if out is not None:
-                torch.save([o.detach().cpu() if torch.is_tensor(o) else o for o in out], call.output)
-            if call.after is not None:
-                torch.save([x.detach().cpu() if torch.is_tensor(x) else x for x in inputs], call.after)
+                write_outputs(out, call.output, ipc=self.tdev.startswith("cuda"))
+            if before is not None:
+                result.mutated = mutated(before, inputs)
             reply.calls.append(result)
         return reply
 
+    def warm(self, model: Any, inputs: list[Any], call: p.CallPlan, path: str | None) -> p.CallResult | None:
+        """`call.warm` calls of the long-lived model before the compared one, so the compared call sits at a
+        secret index past any call count a `check` could be told from production by (red team 2, root
+        cause 1). Cheap: every launch is a no-op and the inputs are fresh copies (no output to find by
+        their identity); the outputs are dropped. A failure here is the compared call's."""
+        import torch
+
+        copies = tracked([x.clone() if torch.is_tensor(x) else x for x in inputs], call)
+        guarded.refusals()
+        try:
+            with grad_mode(call.grad), poisoned_allocations(call.poison), count_launches(ghost=True):
+                for _ in range(call.warm):
+                    model(*copies)
+        except Exception as exc:
+            return p.CallResult(id=call.id, failure=_refused(f"forward raised {describe(exc)} in a call of a "
+                                                             "long-lived model"),
+                                line=error_line(exc, path), refused=guarded.refusals())
+        refused = guarded.refusals()
+        return p.CallResult(id=call.id, failure="outside the host subset", refused=refused) if refused else None
+
     def invoke(self, model: Any, inputs: list[Any], call_id: str, *, ghost: bool = False, allowed: list[str] = (),
-               profile: bool = False, path: str | None = None) -> tuple[p.CallResult, list[Any] | None]:
-        """One forward under the harness: poisoned allocations, launch count, torch audit, kernel list."""
+               profile: bool = False, path: str | None = None, grad: str = "off",
+               poison: bool = True) -> tuple[p.CallResult, list[Any] | None]:
+        """One forward under the harness: poisoned allocations, launch count, torch audit, kernel list.
+        `grad` and `poison` are drawn per call by the parent (CallPlan): production runs with grad on
+        and unpoisoned memory, so checked calls run both ways."""
         import torch
 
         result = p.CallResult(id=call_id)
         out = None
+        guarded.refusals()
         try:
-            with torch.no_grad(), poisoned_allocations(), count_launches(ghost=ghost, label=profile) as counter, \
+            with grad_mode(grad), poisoned_allocations(poison), count_launches(ghost=ghost, label=profile) as counter, \
                     kernel_profile(profile) as prof, \
-                    audit_call(model, list(allowed), on_gpu=self.on_gpu, launches=counter) as audit:
+                    audit_call(model, list(allowed), on_gpu=self.on_gpu, launches=counter,
+                               inputs=inputs) as audit:
                 out = flatten(model(*inputs))
                 self.device.synchronize()
         except Exception as exc:
-            result.failure, result.line = f"forward raised {describe(exc)}", error_line(exc, path)
+            result.failure, result.line = _refused(f"forward raised {describe(exc)}"), error_line(exc, path)
+            result.refused = guarded.refusals()
             return result, None
+        result.refused = guarded.refusals()
         result.launches, result.triton_kernels = counter.count, sorted(counter.names)
+        result.tiles, result.grids = sorted(counter.log.tiles), [list(g) for g in counter.log.grids[:64]]
+        result.flags = sorted(counter.log.flags)
         result.audit = audit.summary_
         if profile:
             if isinstance(prof, str):
@@ -187,17 +290,22 @@ class Runner:
         if subclass:
             result.failure = f"returns a {subclass}, a torch.Tensor subclass: outputs must be plain tensors"
             return result, None
-        return result, out
+        return result, [o.detach() if torch.is_tensor(o) else o for o in out]  # a call with grad on may track
 
     # ---------------------------------------------------------------- timed calls
 
-    def time(self, req: p.TimePlan) -> p.Timed:
+    def time_prepare(self, req: p.TimePrepare) -> p.TimeReady:
         from xe_forge.verify.timing import TimingSession
 
         self.timing = TimingSession(self, req)
-        return self.timing.run()
+        return self.timing.ready()
+
+    def time_chunk(self, req: p.TimeChunk) -> p.Chunk:
+        if self.timing is None:
+            return p.Chunk(error="time_chunk before time_prepare")
+        return self.timing.chunk(req)
 
     def spin(self, req: p.Spin) -> p.Spun:
         if self.timing is None:
-            return p.Spun(error="spin before time")
+            return p.Spun(error="spin before time_prepare")
         return self.timing.spin(req)

@@ -63,8 +63,9 @@ class Worker:
     """One warm worker process of one role (`judge` or `runner`) for one device."""
 
     def __init__(self, role: str, device_kind: str, target: str, *, timeout: float = 300.0,
-                 logdir: Path | None = None) -> None:
+                 logdir: Path | None = None, name: str | None = None) -> None:
         self.role = role
+        self.name = name or role  # a second runner (the baseline's process) keeps the runner's code
         self.device_kind = device_kind
         self.target = target
         self.timeout = timeout
@@ -91,8 +92,8 @@ class Worker:
         """Spawn the process and send it a ping."""
         req_r, req_w = os.pipe()
         rep_r, rep_w = os.pipe()
-        self._cwd = tempfile.TemporaryDirectory(prefix=f"xe-forge-{self.role}-")
-        self._log = self.logdir / f"{self.role}-{os.getpid()}-{int(time.time() * 1000)}.log"
+        self._cwd = tempfile.TemporaryDirectory(prefix=f"xe-forge-{self.name}-")
+        self._log = self.logdir / f"{self.name}-{os.getpid()}-{int(time.time() * 1000)}.log"
         with open(self._log, "wb") as log:
             self._proc = subprocess.Popen(
                 [sys.executable, "-m", "xe_forge.verify.child", self.role, self.device_kind, self.target,
@@ -114,7 +115,7 @@ class Worker:
         try:
             self._read(Pong, STARTUP_TIMEOUT)
         except WorkerGone as gone:
-            return f"the {self.role} worker failed to start: {gone}"
+            return f"the {self.name} worker failed to start: {gone}"
         self._ready = True
         return None
 
@@ -126,7 +127,7 @@ class Worker:
         try:
             return self._call(request, reply, timeout)
         finally:
-            key = f"{self.role} {type(request).__name__}"
+            key = f"{self.name} {type(request).__name__}"
             self.spent[key] = self.spent.get(key, 0.0) + time.monotonic() - started
 
     def _call(self, request: BaseModel, reply: type[R], timeout: float | None) -> R:
@@ -169,10 +170,10 @@ class Worker:
             answer = reply.model_validate(body)
         except (ValueError, ValidationError):
             self._fail()
-            raise WorkerGone(f"the {self.role} worker sent a malformed reply") from None
+            raise WorkerGone(f"the {self.name} worker sent a malformed reply") from None
         if rid != self._expect:  # a reply forged or left over: nothing from this process is believed now
             self._fail()
-            raise WorkerGone(f"the {self.role} worker answered out of turn; it was killed")
+            raise WorkerGone(f"the {self.name} worker answered out of turn; it was killed")
         return answer
 
     def _fail(self) -> None:
@@ -221,10 +222,15 @@ class Worker:
         self._proc = self._send = self._recv = self._cwd = None
         self._ready = False
 
-    def close(self) -> None:
+    def ask_exit(self) -> None:
+        """Tell the worker to exit without waiting for it (several workers then exit at once)."""
         if self._proc is not None and self._proc.poll() is None and self._send is not None:
             with contextlib.suppress(OSError):
                 self._send.send_bytes(b"")  # an empty message: exit
+
+    def close(self) -> None:
+        if self._proc is not None and self._proc.poll() is None and self._send is not None:
+            self.ask_exit()
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self._proc.wait(timeout=10)
         self.kill()

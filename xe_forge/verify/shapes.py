@@ -18,7 +18,7 @@ from typing import Any
 from xe_forge.problem.cases import import_from_path, model_class
 from xe_forge.problem.constants import module_constants, rewrite_constants
 from xe_forge.problem.spec import Spec, Variant, init_args, input_shapes
-from xe_forge.problem.unseen import plan_unseen
+from xe_forge.problem.unseen import ShapeProbe, plan_unseen
 from xe_forge.verify.protocol import ShapeInfo
 
 REAL_PROBE_LIMIT = 1 << 22  # elements: above this a shape the meta device cannot judge is not used
@@ -29,11 +29,13 @@ class ShapeCase:
     info: ShapeInfo
     module: ModuleType
     variant: Variant | None
+    int_highs: dict[str, int] | None = None  # the index ranges the reference accepts (judge._int_highs)
 
 
-def plan_shapes(module: ModuleType, spec: Spec | None, variant: Variant | None,
-                workdir: Path) -> tuple[list[ShapeCase], dict[str, str]]:
-    """The unseen cases for a problem, numbered, and the dims no generated shape could vary."""
+def plan_shapes(module: ModuleType, spec: Spec | None, variant: Variant | None, workdir: Path,
+                tiles: list[int] = (), seed: int | None = None) -> tuple[list[ShapeCase], dict[str, str]]:
+    """The unseen cases for a problem, numbered, and the dims no generated shape could vary; `tiles`
+    are the block sizes and loop steps the candidate launched with."""
     cases: list[ShapeCase] = []
     seen: list[dict[str, Any]] = []
 
@@ -42,7 +44,8 @@ def plan_shapes(module: ModuleType, spec: Spec | None, variant: Variant | None,
             return
         seen.append(dims)
         n = len(cases) + 1
-        cases.append(ShapeCase(info=ShapeInfo(key=f"u{n}", label=f"unseen {n}", dims=dims, unseen=True,
+        digest = hashlib.sha256(repr(sorted(dims.items())).encode()).hexdigest()[:10]
+        cases.append(ShapeCase(info=ShapeInfo(key=f"u{n}-{digest}", label=f"unseen {n}", dims=dims, unseen=True,
                                               origin=origin), module=case_module, variant=case_variant))
 
     if spec is not None and variant is not None:
@@ -50,7 +53,8 @@ def plan_shapes(module: ModuleType, spec: Spec | None, variant: Variant | None,
         for entry in spec.unseen:
             merged = entry.merged_over(variant)
             add(dict(merged.dims), module, merged, "spec")
-        plan = plan_unseen(dict(variant.dims), lambda dims: _accepts_spec(module, spec, variant, dims))
+        plan = plan_unseen(dict(variant.dims), lambda dims: _accepts_spec(module, spec, variant, dims), tiles,
+                           dict(spec.multiple_of), seed=seed)
         for shape in plan.shapes:
             add(dict(shape.dims), module, _with_dims(variant, shape.dims), shape.name)
         return cases, plan.frozen
@@ -68,7 +72,7 @@ def plan_shapes(module: ModuleType, spec: Spec | None, variant: Variant | None,
             variants[digest] = import_from_path(path, "reference")
         return variants[digest]
 
-    plan = plan_unseen(constants, lambda dims: _accepts_module(variant_module, dims))
+    plan = plan_unseen(constants, lambda dims: _accepts_module(variant_module, dims), tiles, seed=seed)
     for shape in plan.shapes:
         add(dict(shape.dims), variant_module(shape.dims), None, shape.name)
     return cases, plan.frozen
@@ -78,17 +82,17 @@ def _with_dims(variant: Variant, dims: dict[str, Any]) -> Variant:
     return Variant(**{**variant.model_dump(), "dims": dims})
 
 
-def _accepts_spec(module: ModuleType, spec: Spec, variant: Variant, dims: dict[str, Any]) -> bool:
+def _accepts_spec(module: ModuleType, spec: Spec, variant: Variant, dims: dict[str, Any]) -> ShapeProbe | None:
     import torch
 
     if not spec.admits(dims):
-        return False
+        return None
     candidate = _with_dims(variant, dims)
     try:
         shapes = input_shapes(spec, candidate)
         init = init_args(spec, candidate)
     except Exception:
-        return False
+        return None
 
     def inputs() -> list[Any]:
         out = []
@@ -101,35 +105,51 @@ def _accepts_spec(module: ModuleType, spec: Spec, variant: Variant, dims: dict[s
     return _runs(model_class(module), lambda: init, inputs, size)
 
 
-def _accepts_module(variant_module: Callable[[dict[str, Any]], ModuleType], dims: dict[str, Any]) -> bool:
+def _accepts_module(variant_module: Callable[[dict[str, Any]], ModuleType], dims: dict[str, Any]) -> ShapeProbe | None:
     try:
         mod = variant_module(dims)
     except Exception:
-        return False
+        return None
     return _runs(model_class(mod), lambda: list(mod.get_init_inputs()), lambda: list(mod.get_inputs()), None)
 
 
-def _runs(cls: type, init: Callable[[], list[Any]], inputs: Callable[[], list[Any]], size: int | None) -> bool:
-    """Whether the reference builds and runs forward: on the meta device, else (small) for real."""
+def _runs(cls: type, init: Callable[[], list[Any]], inputs: Callable[[], list[Any]],
+          size: int | None) -> ShapeProbe | None:
+    """What the reference does at these dims (its tensors' shapes), if it builds and runs forward: on
+    the meta device, else (small) for real; None where it does not."""
     import torch
 
     try:
         with torch.device("meta"), torch.no_grad():
-            cls(*init())(*inputs())
-        return True
+            args = inputs()
+            model = cls(*init())
+            return _probe(args, model, model(*args))
     except NotImplementedError:
         pass  # an operator without a meta kernel: try for real below
     except Exception:
-        return False
+        return None
     try:
         with torch.no_grad():
             args = inputs()
             if (size if size is not None else sum(x.numel() for x in args if torch.is_tensor(x))) > REAL_PROBE_LIMIT:
-                return False
-            cls(*init())(*args)
-        return True
+                return None
+            model = cls(*init())
+            return _probe(args, model, model(*args))
     except Exception:
-        return False
+        return None
+
+
+def _probe(args: list[Any], model: Any, out: Any) -> ShapeProbe:
+    """The shapes of the inputs, the state and the outputs, and the elements they hold."""
+    import torch
+
+    from xe_forge.verify.compare import flatten
+
+    tensors = [("in", x) for x in args if torch.is_tensor(x)]
+    tensors += [(k, v) for k, v in model.state_dict().items() if torch.is_tensor(v)]
+    tensors += [("out", o) for o in flatten(out) if torch.is_tensor(o)]
+    return ShapeProbe(signature=tuple((k, tuple(t.shape)) for k, t in tensors),
+                      volume=sum(int(t.numel()) for _, t in tensors))
 
 
 def _numel(shape: tuple[int, ...]) -> int:

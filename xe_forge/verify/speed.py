@@ -1,66 +1,120 @@
-"""Timing, seen from the parent: ask the candidate's process to time, then believe only what checks out.
+"""Timing, seen from the parent: the candidate and its baseline each in their own process, then only
+what checks out is believed.
 
-Kernels must be timed where they are launched, so the figures come from the candidate's process,
-measured by harness code loaded before the candidate and watched by the patch guard. The parent
-still checks them against what it can see itself:
-- its own clock around the timed batch bounds the sum of every reported call;
-- its own clock around three spins (candidate, baseline, an empty call, each n times through the
-  same flush-and-sync path) gives a wall-clock speedup; a reported speedup well above it is a lie;
-- every timed output's fingerprint, and the full outputs of secretly sampled calls (audited like a
-  checked call), are compared with the reference by the reference process, which draws each timed
-  call's fresh inputs from the same secret seed.
+Kernels must be timed where they are launched, so the figures come from worker processes running the
+same harness code (timing.py): the candidate's process, and a baseline process that never imports
+the candidate under test. The parent alternates short chunks of repetitions between them (ABBA), both
+drawing each repetition's inputs from the same secret seed, and pairs them by repetition. Then:
+- each chunk's reported times must fit inside the parent's clock around that chunk;
+- a secret sample of the candidate's timed outputs is checked by the reference process through its
+  fingerprint, and a few secret repetitions ran under the full harness (audited, kept whole, compared);
+- where the candidate comes out faster, the parent's own clock, around padded spins in the candidate's
+  process, must have seen no less device work than the timer reports for it (clock.py states the rule).
 Any failure fails the verdict at stage `timing`.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from xe_forge.problem.kernel import Problem
 from xe_forge.verify import protocol as p
-from xe_forge.verify.models import Finding, Verdict
-from xe_forge.verify.timing import MAX_REPS
+from xe_forge.verify.clock import ClockCheck, judge_clock, spin_size
+from xe_forge.verify.models import Finding, Timing, Verdict, Versus
+from xe_forge.verify.timing import summarize
 from xe_forge.verify.trials import ShapeCheck, answer, merge_audits
 
-SAMPLES = 4  # timed repetitions whose candidate call is audited and kept in full
-SPIN_MS = 40.0  # the parent's clock needs batches at least this long
-WALL_SLACK_MS = 5.0  # pipe and Python overhead allowed around a batch
-CLAIM_TOLERANCE = 0.25  # a reported speedup may exceed the wall-clock one by this much (clock noise)
+SAMPLES = 3  # timed repetitions of the candidate run under the full harness and compared in full
+FINGERPRINT_CHECKS = 16  # timed outputs whose fingerprint the reference process checks, chosen after the fact
+POOL = 3  # inputs the warm-up and the spins rotate through
+TIME_BUDGET_MS = 800.0  # device time for one side-by-side timing, both sides together
+CHUNK_MS = 25.0  # device time of one chunk of repetitions of one side
+MIN_REPS, MAX_REPS = 10, 200
+ROUNDS = 3  # null and candidate spins each, alternating
+WALL_SLACK_MS = 5.0  # pipe and Python overhead allowed around a chunk
+
+
+def choose_reps(cand_ms: float, base_ms: float, flush_ms: float = 0.0, *, budget_ms: float = TIME_BUDGET_MS,
+                lo: int = MIN_REPS, hi: int = MAX_REPS) -> int:
+    """Repetitions that fit the time budget: long calls get few (at least `lo`), short ones many."""
+    per_rep = max(cand_ms + base_ms + 2 * flush_ms, 1e-3)
+    return int(max(lo, min(hi, budget_ms / per_rep)))
+
+
+def chunk_plan(reps: int, per_rep_ms: float, *, chunk_ms: float = CHUNK_MS) -> list[range]:
+    """Consecutive repetitions in chunks of about chunk_ms, at least four chunks where there are reps."""
+    size = int(max(1, min(chunk_ms / max(per_rep_ms, 1e-3), max(1, reps // 4))))
+    return [range(i, min(i + size, reps)) for i in range(0, reps, size)]
+
+
+@dataclass
+class Interleaved:
+    """Both sides' repetitions, paired by number, and the candidate's evidence."""
+
+    cand_ms: list[float] = field(default_factory=list)
+    base_ms: list[float] = field(default_factory=list)
+    seeds: list[int] = field(default_factory=list)
+    fingerprints: list[list[float]] = field(default_factory=list)
+    samples: list[p.CompareItem] = field(default_factory=list)
+    audits: list[p.CallResult] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
 
 
 def measure_speed(ev: Any, verdict: Verdict, check: ShapeCheck, problem: Problem, loaded: p.Loaded, *,
-                  baseline_source: str | None, compile_baseline: bool) -> None:
-    """Fill `verdict.timings` (first: the input kernel or eager) or fail the verdict at `timing`."""
+                  baseline_source: str | None, compile_baseline: bool, versus: Sequence[Versus] = ()) -> None:
+    """Fill `verdict.timings` (first: the input kernel or eager, then the others in order) or fail the
+    verdict at `timing`. The first side must be timed; a later one that cannot be (torch.compile failing
+    on the reference, a lowering that breaks) is a note."""
     prep = check.prepared["main"]
-    # the reference draws the timed inputs here too, and is the eager baseline
-    answer(ev.runner.call(p.Import(path=str(problem.reference.path), role="reference"), p.Imported))
-    sides = [("eager", "eager")]
-    if baseline_source is not None:
-        answer(ev.runner.call(p.Import(path=str(ev.source_file(baseline_source, "baseline")), role="baseline"),
-                              p.Imported))
-        sides = [("input kernel", "input")]
-    if compile_baseline:
-        sides.append(("torch.compile", "compile"))
+    cand_w, base_w = ev.runner, ev.baseline
+    for w in (cand_w, base_w):  # both draw the timed inputs as the reference process does
+        answer(w.call(p.Import(path=str(problem.reference.path), role="reference"), p.Imported))
+    first = Versus(label="input kernel", kind="input", source=baseline_source) if baseline_source is not None \
+        else Versus(label="eager", kind="eager")
+    sides = [first, *([Versus(label="torch.compile", kind="compile")] if compile_baseline else []), *versus]
+    sides = list({s.label: s for s in reversed(sides)}.values())[::-1]  # each baseline once, first kept first
+    template, pool = ev.draw(), [ev.draw() for _ in range(POOL)]
+
+    def plan(side: p.Side) -> p.TimePrepare:
+        return p.TimePrepare(side=side, init=prep.init, seed=check.cand_seed, state=prep.states["initial"],
+                             spec=problem.spec.model_dump(mode="json") if problem.spec else None,
+                             variant=problem.variant, dtype=loaded.dtype, template_seed=template, pool=pool,
+                             sample_dir=str(check.folder), allowed=check.allowed)
+
     findings: list[Finding] = []
-    template = ev.draw()
-    for name, kind in sides:
-        plan = p.TimePlan(init=prep.init, seed=check.cand_seed, state=prep.states["initial"],
-                          spec=problem.spec.model_dump(mode="json") if problem.spec else None,
-                          variant=problem.variant, dtype=loaded.dtype, template_seed=template,
-                          seeds=[ev.draw() for _ in range(MAX_REPS)],
-                          baseline=kind, samples=[ev.fraction() for _ in range(SAMPLES)],
-                          sample_dir=str(check.folder), allowed=check.allowed)
-        started = time.monotonic()
-        timed = answer(ev.runner.call(plan, p.Timed))
-        wall_ms = (time.monotonic() - started) * 1e3
-        if timed.failure or timed.timing is None:
-            findings.append(Finding(check="timing", message=f"timing against {name} failed: {timed.failure}"))
+    cand = answer(cand_w.call(plan("candidate"), p.TimeReady))
+    if cand.failure:
+        findings.append(Finding(check="timing", message=f"the candidate cannot be timed: {cand.failure}"))
+    clock: ClockCheck | None = None
+    for side in sides if not findings else []:
+        name = side.label
+        base = _prepare_side(ev, base_w, side, plan)
+        if base.failure and side is not first:
+            verdict.notes.append(f"{name} could not be timed: {base.failure[:300]}")
+            continue
+        if base.failure:
+            findings.append(Finding(check="timing", message=f"timing against {name} failed: {base.failure}"))
             break
-        findings += _checked(ev, check, timed, wall_ms, name, template)
+        run = _interleave(ev, cand_w, base_w, cand, base)
+        findings += run.findings or _outputs(ev, check, run, template)
         if findings:
             break
-        verdict.timings[name] = timed.timing
+        timing = summarize(run.cand_ms, run.base_ms)
+        if timing.faster and clock is None:  # a timer's lie matters where it makes a candidate win
+            clock, spin_findings = _spins(ev, check, cand_w, cand, template)
+            findings += spin_findings
+            if findings:
+                break
+        if clock is not None:
+            timing.clock = judge_clock(clock.null_wall_ms, clock.candidate_wall_ms, n=clock.n, pad=clock.pad,
+                                       reported_ms=timing.candidate_ms, tolerance=clock.tolerance)
+        if timing.clock is not None and timing.clock.verdict == "inconsistent":
+            findings.append(Finding(check="timing-inconsistent", message=timing.clock.message(timing.baseline_ms)))
+            break
+        verdict.timings[name] = timing
     if findings:
         verdict.passed, verdict.stage_failed, verdict.findings = False, "timing", findings
         verdict.timings = {}
@@ -72,61 +126,115 @@ def measure_speed(ev: Any, verdict: Verdict, check: ShapeCheck, problem: Problem
         t.flops = flops
 
 
-def _checked(ev: Any, check: ShapeCheck, timed: p.Timed, wall_ms: float, name: str, template: int) -> list[Finding]:
-    """Everything the parent can verify about a timing report; empty when it holds up."""
+def _prepare_side(ev: Any, base_w: Any, side: Versus, plan: Any) -> p.TimeReady:
+    """The baseline process builds and warms one side (a kernel side imports its source first)."""
+    if side.kind == "input":
+        imported = answer(base_w.call(p.Import(path=str(ev.source_file(side.source or "", "baseline")),
+                                               role="baseline"), p.Imported))
+        if imported.failure:
+            return p.TimeReady(failure=f"the baseline kernel does not import: {imported.failure}")
+    return answer(base_w.call(plan(side.kind), p.TimeReady))
+
+
+def _interleave(ev: Any, cand_w: Any, base_w: Any, cand: p.TimeReady, base: p.TimeReady) -> Interleaved:
+    """ABBA chunks of repetitions, each side in its own process; the parent's clock around each chunk."""
+    reps = choose_reps(cand.call_ms, base.call_ms, cand.flush_ms)
+    seeds = [ev.draw() for _ in range(reps)]
+    samples = sorted({int(ev.fraction() * reps) % reps for _ in range(SAMPLES)}) if reps >= 3 * SAMPLES else []
+    run = Interleaved()
+    cand_ms: dict[int, float] = {}
+    base_ms: dict[int, float] = {}
+    per_rep = max(cand.call_ms, base.call_ms) + cand.flush_ms
+    for j, block in enumerate(chunk_plan(reps, per_rep)):
+        order = ("candidate", "baseline") if j % 2 == 0 else ("baseline", "candidate")
+        for side in order:
+            todo = [r for r in block if side == "candidate" or r not in samples]
+            worker = cand_w if side == "candidate" else base_w
+            request = p.TimeChunk(reps=todo, seeds=[seeds[r] for r in todo],
+                                  samples=[r for r in todo if r in samples] if side == "candidate" else [])
+            started = time.monotonic()
+            chunk = answer(worker.call(request, p.Chunk))
+            wall = (time.monotonic() - started) * 1e3
+            if chunk.failure:
+                run.findings.append(Finding(check="timing", message=f"timing the {side} failed: {chunk.failure}"))
+                return run
+            timed = [r for r in todo if r not in request.samples]
+            if len(chunk.ms) != len(timed) or (side == "candidate" and len(chunk.fingerprints) != len(timed)):
+                run.findings.append(Finding(check="timing-inconsistent", message=f"the {side}'s process answered "
+                                                                                 "for other repetitions than asked"))
+                return run
+            if sum(chunk.ms) > wall + WALL_SLACK_MS:
+                run.findings.append(Finding(check="timing-inconsistent", message=f"the {side}'s timed calls report "
+                                            f"{sum(chunk.ms):.1f} ms, more than the {wall:.1f} ms the chunk took"))
+                return run
+            (cand_ms if side == "candidate" else base_ms).update(zip(timed, chunk.ms, strict=True))
+            if side == "candidate":
+                run.fingerprints += chunk.fingerprints
+                run.seeds += [seeds[r] for r in timed]
+                run.samples += chunk.samples
+                run.audits += chunk.sample_audits
+    paired = sorted(set(cand_ms) & set(base_ms))
+    run.cand_ms, run.base_ms = [cand_ms[r] for r in paired], [base_ms[r] for r in paired]
+    return run
+
+
+def _outputs(ev: Any, check: ShapeCheck, run: Interleaved, template: int) -> list[Finding]:
+    """The candidate's timed outputs as evidence: sampled calls audited and compared whole, a secret
+    choice of fingerprints checked by the reference process."""
     out = []
-    audit = merge_audits([a.audit for a in timed.sample_audits])
-    failed = [a.failure for a in timed.sample_audits if a.failure]
+    audit = merge_audits([a.audit for a in run.audits])
+    failed = [a.failure for a in run.audits if a.failure]
     if failed or audit.torch_flops > 0 or audit.device_to_host or audit.host_exits or audit.foreign_kernels:
         what = failed[0] if failed else (", ".join(sorted(audit.refused_ops)) or "device-to-host copies or "
                                          "foreign GPU kernels")
         out.append(Finding(check="timed-audit", message=f"while timed, a sampled call did what checked calls did "
                                                         f"not: {what}"))
-    if any(a.launches == 0 for a in timed.sample_audits):
+    if any(a.launches == 0 for a in run.audits):
         out.append(Finding(check="timed-audit", message="while timed, a sampled call launched no Triton kernel"))
+    chosen = _secret_choice(ev, len(run.fingerprints), FINGERPRINT_CHECKS)
     verified = answer(ev.judge.call(p.CheckTimed(dir=str(check.folder), template_seed=template,
-                                                 fingerprints=timed.fingerprints, seeds=timed.seeds,
-                                                 samples=timed.samples), p.TimedChecked))
+                                                 fingerprints=[run.fingerprints[i] for i in chosen],
+                                                 seeds=[run.seeds[i] for i in chosen], samples=run.samples),
+                                    p.TimedChecked))
     bad = len(verified.bad_fingerprints) + sum(not s.passed for s in verified.samples)
     if bad:
-        out.append(Finding(check="timed-output", message=f"{bad} of {len(timed.fingerprints) + len(timed.samples)} "
-                                                         "timed calls returned outputs that do not match the "
-                                                         "reference: the kernel behaves differently while timed"))
-    reported = sum(timed.candidate_ms) + sum(timed.baseline_ms)
-    if reported > wall_ms + WALL_SLACK_MS:
-        out.append(Finding(check="timing-inconsistent", message=f"the timed calls report {reported:.1f} ms, more "
-                                                                f"than the {wall_ms:.1f} ms the batch took"))
-    if not out:
-        out += _wall_clock(ev, check, timed, name, template)
+        out.append(Finding(check="timed-output", message=f"{bad} of {len(chosen) + len(run.samples)} timed calls "
+                                                         "checked returned outputs that do not match the reference: "
+                                                         "the kernel behaves differently while timed"))
     return out
 
 
-def _wall_clock(ev: Any, check: ShapeCheck, timed: p.Timed, name: str, template: int) -> list[Finding]:
-    """The parent's own clock around n calls of each side: the speedup claimed must be plausible."""
-    n = int(max(5, min(200, SPIN_MS / max(timed.per_call_ms, 1e-3))))
-    walls = {}
-    for which in ("null", "candidate", "baseline"):
-        started = time.monotonic()
-        spun = answer(ev.runner.call(p.Spin(which=which, n=n), p.Spun))
-        walls[which] = (time.monotonic() - started) * 1e3
-        if which == "candidate":
-            verified = answer(ev.judge.call(p.CheckTimed(dir=str(check.folder), template_seed=template,
-                                                         fingerprints=spun.fingerprints, seeds=spun.seeds),
-                                            p.TimedChecked))
-            if verified.bad_fingerprints:
-                return [Finding(check="timed-output", message="calls timed by the parent's clock returned outputs "
-                                                              "that do not match the reference")]
-    claimed = timed.timing.speedup if timed.timing else 1.0
-    bound = wall_speedup_bound(walls["candidate"], walls["baseline"], walls["null"], n)
-    if claimed > max(1.0, bound) * (1 + CLAIM_TOLERANCE):
-        return [Finding(check="timing-inconsistent", message=f"reported speedup {claimed:.2f}x against {name}, but the "
-                                                             f"parent's clock allows at most {bound:.2f}x")]
-    return []
+def _secret_choice(ev: Any, total: int, k: int) -> list[int]:
+    """k distinct indices of `total`, from the evaluator's secret stream (the candidate cannot know which)."""
+    remaining = list(range(total))
+    chosen = []
+    while remaining and len(chosen) < k:
+        chosen.append(remaining.pop(int(ev.fraction() * len(remaining)) % len(remaining)))
+    return sorted(chosen)
 
 
-def wall_speedup_bound(cand_ms: float, base_ms: float, null_ms: float, n: int) -> float:
-    """The largest speedup the parent's wall clock is consistent with, reading the noise in its favour."""
-    jitter = WALL_SLACK_MS
-    cand = max(cand_ms - null_ms - jitter, 0.25 * max(cand_ms - null_ms, 0.0), 1e-3 * n)
-    base = max(base_ms - null_ms + jitter, 0.0)
-    return base / cand
+def _spins(ev: Any, check: ShapeCheck, cand_w: Any, cand: p.TimeReady,
+           template: int) -> tuple[ClockCheck, list[Finding]]:
+    """ROUNDS of padded null and candidate spins under the parent's clock; the candidate's outputs checked."""
+    n, pad = spin_size(cand.call_ms, cand.flush_ms, cand.host_ms)
+    walls: dict[str, list[float]] = {"null": [], "candidate": []}
+    findings: list[Finding] = []
+    for r in range(ROUNDS):
+        for which in (("null", "candidate") if r % 2 == 0 else ("candidate", "null")):
+            started = time.monotonic()
+            spun = answer(cand_w.call(p.Spin(which=which, n=n, pad=pad), p.Spun))
+            walls[which].append((time.monotonic() - started) * 1e3)
+            if which == "candidate" and r == 0:
+                verified = answer(ev.judge.call(p.CheckTimed(dir=str(check.folder), template_seed=template,
+                                                             fingerprints=spun.fingerprints, seeds=spun.seeds),
+                                                p.TimedChecked))
+                if verified.bad_fingerprints or not spun.fingerprints:
+                    findings.append(Finding(check="timed-output", message="calls timed by the parent's clock "
+                                                                          "returned outputs that do not match the "
+                                                                          "reference"))
+    clock = ClockCheck(n=n, pad=pad, null_wall_ms=walls["null"], candidate_wall_ms=walls["candidate"],
+                       tolerance=ev.device.clock_tolerance)
+    return clock, findings
+
+
+__all__ = ["measure_speed", "choose_reps", "chunk_plan", "Timing"]

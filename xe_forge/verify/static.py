@@ -12,7 +12,8 @@ copies, casts, allocation) is not compute. The run-time dispatch audit sees what
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+import tokenize
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from xe_forge.verify.escapes import (
@@ -23,7 +24,9 @@ from xe_forge.verify.escapes import (
     jit_findings,
     launch_keyword_findings,
 )
+from xe_forge.verify.host_subset import subset_findings
 from xe_forge.verify.models import Finding
+from xe_forge.verify.receivers import python_receiver
 
 ALLOWED_TORCH = {
     # allocation, metadata and data movement: no arithmetic on data
@@ -86,6 +89,10 @@ def check_source(source: str, *, allow: Iterable[str] | None = None, record_only
     """Run every static check; `allow` lists torch ops the input kernel already delegates."""
     allow = [a for a in (allow or ()) if a]
     result = StaticResult()
+    why = _encoding_refusal(source)
+    if why is not None:
+        result.findings.append(Finding(check="encoding", line=1, message=why))
+        return result
     try:
         tree = ast.parse(source)
     except SyntaxError as err:
@@ -101,8 +108,9 @@ def check_source(source: str, *, allow: Iterable[str] | None = None, record_only
         return result
     submodules = _submodules(model, aliases)
     jit_ids = {id(b) for b in bodies.values() if b is not None}
+    classes = {n.name: n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
     for fn in _forward_time_functions(tree, jit_ids):
-        _scan_function(fn, result, aliases, submodules, allowed)
+        _scan_function(fn, result, aliases, submodules, allowed, lambda recv: python_receiver(recv, tree, classes))
     result.launches = _launch_sites(tree)
     if record_only:
         return result
@@ -114,15 +122,34 @@ def check_source(source: str, *, allow: Iterable[str] | None = None, record_only
                                        "kernel: a kernel that is defined but never launched does nothing",
                                        hint="launch the kernel from forward: kernel[grid](...)"))
     _check_model_bases(model, result)
+    _check_rebinding(tree, model, result)
     _check_fallbacks(tree, jit_ids, result)
+    subset = subset_findings(tree, source, jit_ids, aliases, frozenset(a.strip() for a in allow))
     aliases = bind_module_names(tree, dict(aliases))
     result.findings += escape_findings(tree, aliases, allow)
+    flagged = {f.line for f in result.findings}
+    result.findings += [f for f in subset if f.line not in flagged or f.check != "host-subset"]
     host = _host_names(tree, set(bodies))
     for body in bodies.values():
         if body is not None:
             result.findings += jit_findings(body, set(bodies), host, aliases)
     result.findings += launch_keyword_findings(tree, host)
     return result
+
+
+def _encoding_refusal(source: str) -> str | None:
+    """The text checked must be the program Python imports: the file is written and read as UTF-8, and
+    Python honours a PEP 263 coding cookie on import (under `# coding: utf-7`, `#+AAo-` is a newline that
+    starts a line this check would read as a comment). So any cookie other than UTF-8 is refused."""
+    lines = iter(source.encode("utf-8", "surrogatepass").splitlines(keepends=True)[:2])
+    try:
+        encoding, _ = tokenize.detect_encoding(lambda: next(lines, b""))
+    except SyntaxError as err:
+        return f"the file declares an encoding Python cannot use ({err}): kernel files are UTF-8"
+    if encoding not in ("utf-8", "utf-8-sig"):
+        return (f"the file declares `coding: {encoding}`: kernel files are UTF-8 (the checks read the text as "
+                "UTF-8, so another encoding would import a different program)")
+    return None
 
 
 def jit_bodies(tree: ast.Module, aliases: dict[str, str]) -> dict[str, ast.FunctionDef | None]:
@@ -243,7 +270,7 @@ def _forward_time_functions(tree: ast.Module, jit_ids: set[int]) -> list[ast.Fun
 
 
 def _scan_function(fn: ast.AST, result: StaticResult, aliases: dict[str, str], submodules: set[str],
-                   allowed: set[str]) -> None:
+                   allowed: set[str], python: Callable[[ast.AST], bool]) -> None:
     def flag(op: str, node: ast.AST, what: str) -> None:
         result.torch_ops.add(op)
         if not _is_allowed(op, allowed):
@@ -262,7 +289,7 @@ def _scan_function(fn: ast.AST, result: StaticResult, aliases: dict[str, str], s
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
             flag("operator:@", node, "the @ operator")
         elif isinstance(node, ast.Call):
-            _scan_call(node, aliases, submodules, flag)
+            _scan_call(node, aliases, submodules, flag, python)
 
 
 def _own_nodes(fn: ast.AST, nested: set[int]) -> list[ast.AST]:
@@ -278,7 +305,8 @@ def _own_nodes(fn: ast.AST, nested: set[int]) -> list[ast.AST]:
     return out
 
 
-def _scan_call(node: ast.Call, aliases: dict[str, str], submodules: set[str], flag) -> None:
+def _scan_call(node: ast.Call, aliases: dict[str, str], submodules: set[str], flag,
+               python: Callable[[ast.AST], bool]) -> None:
     func = node.func
     if isinstance(func, ast.Subscript):
         return  # a launch
@@ -305,7 +333,9 @@ def _scan_call(node: ast.Call, aliases: dict[str, str], submodules: set[str], fl
         if func.attr in submodules:
             flag(f"self.{func.attr}", node, "calling submodule")
     elif isinstance(func, ast.Attribute):
-        if func.attr in COMPUTE_METHODS and not (name and name.split(".")[0] in ("triton", "math")):
+        # a tensor method by its receiver: a Python set's `add` is not torch's
+        if func.attr in COMPUTE_METHODS and not (name and name.split(".")[0] in ("triton", "math")) \
+                and not python(func.value):
             flag(f"method:{func.attr}", node, "tensor method")
 
 
@@ -328,6 +358,25 @@ def _check_model_bases(model: ast.ClassDef, result: StaticResult) -> None:
             result.findings.append(Finding(check="subclass", line=model.lineno,
                                            message=f"{model.name} subclasses `{text}`, not nn.Module: inheriting "
                                                    "from the reference would run its code"))
+
+
+def _check_rebinding(tree: ast.Module, model: ast.ClassDef, result: StaticResult) -> None:
+    """The entry name is bound once, by its class statement: the class checked is the class run (an
+    assignment, def, import, loop or second class under that name anywhere would run something else)."""
+    name = model.name
+    for node in ast.walk(tree):
+        if node is model:
+            continue
+        binds = (isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store | ast.Del)) \
+            or (isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and node.name == name) \
+            or (isinstance(node, ast.Import | ast.ImportFrom)
+                and any((a.asname or a.name.split(".")[0]) == name for a in node.names)) \
+            or (isinstance(node, ast.Global | ast.Nonlocal) and name in node.names)
+        if binds:
+            result.findings.append(Finding(check="structure", line=getattr(node, "lineno", None),
+                                           message=f"`{name}` is bound again here: the class the checks read must "
+                                                   "be the class that runs"))
+            return
 
 
 def _check_fallbacks(tree: ast.Module, jit_ids: set[int], result: StaticResult) -> None:

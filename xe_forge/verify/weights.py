@@ -2,9 +2,13 @@
 
 A trained model's norm affines are not (1, 0) and its `nn.Parameter(torch.ones(...))` scales are not
 ones; at the initial weights a kernel that skips such work is exact. So besides the initial weights
-every floating state entry is perturbed: positive tensors (scales, variances) multiplicatively, so
-they stay positive; others by noise scaled to the tensor's own spread, with a floor of 1 for
-constant tensors (a zero bias moves by about 0.5). The same state dict goes into the candidate.
+every floating state entry is perturbed: positive tensors (scales, variances) multiplicatively and by a
+positive additive part, so a tiny scale (LayerScale's 1e-5) moves by O(1); others by noise scaled to the tensor's own spread, with a floor of 1 for
+constant tensors (a zero bias moves by about 0.5). With `signed`, a third of each positive tensor's
+entries then flip sign (a trained LayerNorm's gamma has negative entries: a kernel using |gamma| is
+exact on positive ones); the judge keeps that only where the reference stays finite and stable on it
+(a running variance under a square root in eval mode stays positive). The same state dict goes into
+the candidate.
 """
 
 from __future__ import annotations
@@ -12,15 +16,19 @@ from __future__ import annotations
 from typing import Any
 
 POSITIVE_SIGMA = 0.5  # log-normal factor for positive tensors
+POSITIVE_FLOOR = 0.1  # and a positive additive part (|normal| times this): small scales move by O(1)
 ADDITIVE_SIGMA = 0.5  # in units of the tensor's spread
 CONSTANT_SPREAD = 1.0  # the spread assumed for a constant tensor
+SIGNED_FRACTION = 1 / 3  # of a positive tensor's entries flipped negative, with `signed`
 
 
-def perturbed(state: dict[str, Any], seed: int) -> dict[str, Any]:
-    """A copy of `state` with every floating, finite, non-empty entry moved off its value."""
+def perturbed(state: dict[str, Any], seed: int, signed: frozenset[str] | set[str] = frozenset()) -> dict[str, Any]:
+    """A copy of `state` with every floating, finite, non-empty entry moved off its value; the positive
+    entries named in `signed` also with a third of their entries negative (the same draw otherwise)."""
     import torch
 
     gen = torch.Generator().manual_seed(seed)
+    signs = torch.Generator().manual_seed(seed ^ 0x5EED)  # its own stream: the magnitudes do not change
     out = {}
     for name, t in state.items():
         if not torch.is_tensor(t) or not t.is_floating_point() or t.numel() == 0 or not bool(torch.isfinite(t).all()):
@@ -28,13 +36,39 @@ def perturbed(state: dict[str, Any], seed: int) -> dict[str, Any]:
             continue
         noise = torch.randn(t.shape, generator=gen, dtype=torch.float32).to(device=t.device, dtype=t.dtype)
         if bool((t > 0).all()):
-            out[name] = t * torch.exp(POSITIVE_SIGMA * noise)
+            # multiplicative, plus an additive part of O(1): a LayerScale gamma of 1e-5 stays 1e-5 under a factor
+            # alone (a skipped branch stays within tolerance), and moves to about 0.1 with this
+            lift = POSITIVE_FLOOR * torch.randn(t.shape, generator=gen, dtype=torch.float32).abs()
+            out[name] = t * torch.exp(POSITIVE_SIGMA * noise) + lift.to(device=t.device, dtype=t.dtype)
+            if name in signed:
+                flip = torch.rand(t.shape, generator=signs) < SIGNED_FRACTION
+                flip.view(-1)[0] = True  # at least one, so a scalar scale flips too
+                out[name] = torch.where(flip.to(t.device), -out[name], out[name])
         else:
             spread = float(t.float().std()) if t.numel() > 1 else 0.0
             if not spread > 0:
                 spread = max(float(t.float().abs().mean()), CONSTANT_SPREAD)
             out[name] = t + ADDITIVE_SIGMA * spread * noise
     return out
+
+
+FLOAT_FACTORS = (1.2, 1.3, 1.4)  # literal float constructor arguments at unseen shapes, one factor for all
+
+
+def varied_floats(init: list[Any], seed: int) -> list[Any]:
+    """Constructor arguments with every literal float (a LeakyReLU slope, an eps, clamp bounds) times one
+    factor drawn from `seed`; ints (shapes), bools and the rest unchanged. One positive factor keeps
+    signs and order (min < max stays so); the reference defines the output at the new values."""
+    factor = FLOAT_FACTORS[seed % len(FLOAT_FACTORS)]
+    return [v * factor if type(v) is float else v for v in init]
+
+
+def positive(state: dict[str, Any]) -> list[str]:
+    """The floating entries `perturbed` keeps positive unless told to sign them."""
+    import torch
+
+    return [k for k, t in state.items() if torch.is_tensor(t) and t.is_floating_point() and t.numel() > 0
+            and bool(torch.isfinite(t).all()) and bool((t > 0).all())]
 
 
 def moved(state: dict[str, Any], other: dict[str, Any]) -> list[str]:
@@ -61,14 +95,3 @@ def pair_tensors(ref_sd: dict[str, Any], cand_sd: dict[str, Any]) -> list[tuple[
             pairs.append((rname, match))
             rest_cand.remove(match)
     return pairs
-
-
-def load_into(model: Any, state: dict[str, Any], pairs: list[tuple[str, str]]) -> None:
-    """Copy the shipped state into the candidate in place (its own dtype and device)."""
-    import torch
-
-    own = model.state_dict(keep_vars=True)
-    with torch.no_grad():
-        for ref_name, cand_name in pairs:
-            dst = own[cand_name]
-            dst.copy_(state[ref_name].to(device=dst.device, dtype=dst.dtype))

@@ -34,3 +34,43 @@ def reference(name: str) -> Path:
 
 def spec(name: str) -> Path:
     return FIXTURES / f"{name}.yaml"
+
+
+def at_spec_shapes(name: str, variant: str | None = None, spec_path: Path | None = None) -> Lowering:
+    """The recorded lowering as if it had been lowered at the fixture spec's shapes (default: its ci variant).
+
+    Its kernels are dynamic in every size the spec varies (the fixture specs keep the pinned ones), so
+    they are valid there; only the signature the fast path serves (the wrapper's get_args()) changes.
+    This is how the CPU exercises a fast path at interpreter-sized shapes.
+    """
+    import ast
+    import re
+
+    import torch
+
+    from xe_forge.problem.cases import build_case, import_from_path, model_class
+    from xe_forge.problem.spec import load_spec
+    from xe_forge.proposers.lower.sources import source_expr
+
+    record = lowering(name)
+    problem_spec = load_spec(spec_path or spec(name))
+    module = import_from_path(reference(name), "reference")
+    case = build_case(module, problem_spec, problem_spec.variant(variant), seed=0, device="cpu", dtype=record.dtype)
+    model = model_class(module)(*case.init_args).to(getattr(torch, record.dtype))
+    forward = next(n for n in ast.walk(ast.parse(reference(name).read_text()))
+                   if isinstance(n, ast.FunctionDef) and n.name == "forward")
+    scope = {"self": model, **dict(zip([a.arg for a in forward.args.args[1:]], case.inputs, strict=True))}
+    lines = ["def get_args():", "    from torch._dynamo.testing import rand_strided"]
+    for i, ph in enumerate(record.placeholders):
+        value = eval(source_expr(ph.source), {}, scope)  # noqa: S307 - a source expression over the test's model
+        if ph.kind == "symint":
+            lines.append(f"    arg{i}_1 = {int(value)}")
+        elif ph.kind == "scalar":
+            lines.append(f"    arg{i}_1 = rand_strided((), (), device='cpu', dtype=torch.float64)")
+        else:
+            lines.append(f"    arg{i}_1 = rand_strided({tuple(value.shape)!r}, {tuple(value.stride())!r}, "
+                         f"device='cuda:0', dtype={value.dtype})")
+    lines.append(f"    return [{', '.join(f'arg{i}_1' for i in range(len(record.placeholders)))}]")
+    code = re.sub(r"def get_args\(\):.*?(?=\n\n\ndef )", "\n".join(lines), record.codes[0], count=1, flags=re.S)
+    assert code != record.codes[0]
+    return record.model_copy(update={"codes": [code]})

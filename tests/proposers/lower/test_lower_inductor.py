@@ -59,5 +59,16 @@ def test_lowering_records_sources_guards_and_the_rewrite() -> None:
     assert lowering.rewrites and "transposed" in lowering.rewrites[0]
     assert "transposed=False" in lowering.codes[0] and "transposed=True" not in lowering.codes[0]
     assert any("self.up.weight.size" in g for g in lowering.guards)
+    # what a port checks per call: each size's assumed range and the model's configuration
+    assert lowering.ranges["x.size(0)"][0] == 2  # Dynamo's default: sizes 0 and 1 are specialised
+    assert lowering.ranges["self.up.weight.size(1)"] == [6, 6]  # a guard pinned it
+    assert lowering.config["self.up.stride"] == "(2, 2)" and lowering.config["self.up.training"] == "True"
     with pytest.raises(PackagingError, match="not Triton"):
         package(lowering, REFERENCE)
+
+
+@pytest.mark.slow
+def test_a_budgeted_lowering_records_its_budget() -> None:
+    lowering = lower_model(Model(), [torch.randn(2, 4, 5, 6)], problem="up.py", dtype="float32", backends="ATEN",
+                           budget_s=30.0)
+    assert lowering.ok and lowering.budget_s == 30.0 and not lowering.budget_spent

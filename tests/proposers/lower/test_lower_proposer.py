@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from recorded import lowering, reference, spec
+from recorded import at_spec_shapes, lowering, reference, spec
 
 from xe_forge.batch.port import port_problem
 from xe_forge.config import RunRequest, Settings
@@ -60,11 +60,12 @@ def job(tmp_path: Path, engine: str = "rules") -> RunRequest:
                       device="cpu", max_iters=1, timeout=300)
 
 
-def test_batch_without_seed_gpu_or_llm_skips_as_an_environment_failure(tmp_path: Path) -> None:
+def test_batch_without_seed_gpu_or_llm_is_ported_by_the_general_path(tmp_path: Path) -> None:
     result = port_problem(job(tmp_path), "p012", Settings())
-    assert result.seed is None and result.status == "skipped" and result.exit_code == 3
-    assert result.reason.startswith("no seed kernel, and no LLM configured") and "needs a GPU" in result.reason
-    assert not (tmp_path / "p012-port").exists()  # nothing was started for it
+    assert result.seed is not None and result.by == "general", result.reason
+    assert "def forward_general" not in Path(result.seed).read_text()  # the general path is all of forward
+    again = port_problem(job(tmp_path), "p012", Settings())  # a resumed batch reuses the verified port
+    assert again.seed == result.seed and again.by == "general"
 
 
 def test_batch_without_seed_is_ported_by_a_verified_lowering(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
@@ -77,9 +78,9 @@ def test_batch_without_seed_is_ported_by_a_verified_lowering(tmp_path: Path, mon
 
 
 def test_a_lowering_that_fails_verification_is_a_failed_port(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    broken = lowering(NAME)
+    broken = at_spec_shapes(NAME)  # lowered at the spec's own shapes: its fast path serves them
     broken = broken.model_copy(update={"codes": [broken.codes[0].replace("tmp5 > tmp6", "tmp5 < tmp6")]})
-    assert broken.codes[0] != lowering(NAME).codes[0]
+    assert broken.codes[0] != at_spec_shapes(NAME).codes[0]
     monkeypatch.setattr(service, "lower_problem", lambda problem, **_: broken)
     result = port_problem(job(tmp_path), "p012", Settings())
     assert result.seed is None and result.status == "failed" and "correctness" in result.reason
@@ -90,13 +91,16 @@ def test_a_failed_lowering_is_where_the_llm_port_starts(tmp_path: Path, monkeypa
     from pipeline.fake_openai import FakeOpenAI, Script, code_answer
 
     from xe_forge.batch.port import LOWERED_START
-    from xe_forge.proposers.lower.package import package
     from xe_forge.store import RunStore
 
-    good = lowering(NAME)
+    good = at_spec_shapes(NAME)  # its fast path serves the spec's shapes, so a broken one fails there
     broken = good.model_copy(update={"codes": [good.codes[0].replace("tmp5 > tmp6", "tmp5 < tmp6")]})
     monkeypatch.setattr(service, "lower_problem", lambda problem, **_: broken)
-    fixed = package(good, reference(NAME).read_text()).source
+    # the LLM's answer: the good lowering over the general path (the lowering alone, unguarded, is wrong on
+    # the strided inputs of trial 1)
+    packaged, why = service.port_for(load_problem(reference(NAME), reference(NAME), spec(NAME)), [good])
+    assert packaged is not None, why
+    fixed = packaged.source
     with FakeOpenAI(Script(answers=[code_answer(fixed)])) as server:
         settings = Settings(model="openai/fake-porter", api_base=server.api_base, _env_file=None)
         result = port_problem(job(tmp_path, engine="llm"), "p012", settings)

@@ -30,7 +30,8 @@ def gemm_kernel(x_ptr, w_ptr, b_ptr, y_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOC
 
 
 @triton.jit
-def column_stats_kernel(y_ptr, mean_ptr, rstd_ptr, M, N, eps, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
+def column_stats_kernel(y_ptr, mean_ptr, rstd_ptr, rm_ptr, rv_ptr, M, N, eps, momentum, BLOCK_R: tl.constexpr,
+                        BLOCK_C: tl.constexpr):
     cols = tl.program_id(0) * BLOCK_C + tl.arange(0, BLOCK_C)
     cmask = cols < N
     total = tl.zeros([BLOCK_C], tl.float32)
@@ -47,6 +48,15 @@ def column_stats_kernel(y_ptr, mean_ptr, rstd_ptr, M, N, eps, BLOCK_R: tl.conste
         sq += tl.sum(d * d, 0)
     tl.store(mean_ptr + cols, mean, mask=cmask)
     tl.store(rstd_ptr + cols, tl.rsqrt(sq / M + eps), mask=cmask)
+    rm = tl.load(rm_ptr + cols, mask=cmask, other=0.0)
+    rv = tl.load(rv_ptr + cols, mask=cmask, other=0.0)
+    tl.store(rm_ptr + cols, (1.0 - momentum) * rm + momentum * mean, mask=cmask)
+    tl.store(rv_ptr + cols, (1.0 - momentum) * rv + momentum * (sq / (M - 1)), mask=cmask)
+
+
+@triton.jit
+def count_kernel(n_ptr):
+    tl.store(n_ptr, tl.load(n_ptr) + 1)
 
 
 @triton.jit
@@ -80,8 +90,10 @@ class Model(nn.Module):
                                                                 BLOCK_M=TILE, BLOCK_N=TILE, BLOCK_K=TILE)
         mean = torch.empty((N,), device=x.device, dtype=torch.float32)
         rstd = torch.empty((N,), device=x.device, dtype=torch.float32)
-        column_stats_kernel[(math.ceil(N / TILE),)](y, mean, rstd, M, N, float(self.batch_norm.eps),
-                                                   BLOCK_R=TILE, BLOCK_C=TILE)
+        column_stats_kernel[(math.ceil(N / TILE),)](y, mean, rstd, self.batch_norm.running_mean,
+                                                   self.batch_norm.running_var, M, N, float(self.batch_norm.eps),
+                                                   float(self.batch_norm.momentum), BLOCK_R=TILE, BLOCK_C=TILE)
+        count_kernel[(1,)](self.batch_norm.num_batches_tracked)
         out = torch.empty((M, N), device=x.device, dtype=x.dtype)
         normalize_kernel[(math.ceil(M / TILE), math.ceil(N / TILE))](
             y, mean, rstd, self.batch_norm.weight, self.batch_norm.bias, out, M, N, BLOCK_R=TILE, BLOCK_C=TILE)

@@ -26,7 +26,7 @@ def gemm_kernel(x_ptr, w_ptr, b_ptr, y_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOC
 
 
 @jit
-def bn_stats_kernel(y_ptr, mean_ptr, var_ptr, M, N, BLOCK_C: tl.constexpr):
+def bn_stats_kernel(y_ptr, mean_ptr, var_ptr, rm_ptr, rv_ptr, M, N, momentum, BLOCK_C: tl.constexpr):
     cols = tl.program_id(0) * BLOCK_C + tl.arange(0, BLOCK_C)
     cmask = cols < N
     s = tl.zeros([BLOCK_C], tl.float32)
@@ -39,6 +39,15 @@ def bn_stats_kernel(y_ptr, mean_ptr, var_ptr, M, N, BLOCK_C: tl.constexpr):
         q += d * d
     tl.store(mean_ptr + cols, mean, mask=cmask)
     tl.store(var_ptr + cols, q / M, mask=cmask)
+    rm = tl.load(rm_ptr + cols, mask=cmask, other=0.0)
+    rv = tl.load(rv_ptr + cols, mask=cmask, other=0.0)
+    tl.store(rm_ptr + cols, (1.0 - momentum) * rm + momentum * mean, mask=cmask)
+    tl.store(rv_ptr + cols, (1.0 - momentum) * rv + momentum * (q / (M - 1)), mask=cmask)
+
+
+@jit
+def count_kernel(n_ptr):
+    tl.store(n_ptr, tl.load(n_ptr) + 1)
 
 
 @jit
@@ -78,7 +87,9 @@ class Model(nn.Module):
         M, N = y.shape
         mean = torch.empty((N,), device=x.device, dtype=torch.float32)
         var = torch.empty((N,), device=x.device, dtype=torch.float32)
-        bn_stats_kernel[(cdiv(N, 64),)](y, mean, var, M, N, BLOCK_C=64)
+        bn_stats_kernel[(cdiv(N, 64),)](y, mean, var, self.bn.running_mean, self.bn.running_var, M, N,
+                                      float(self.bn.momentum), BLOCK_C=64)
+        count_kernel[(1,)](self.bn.num_batches_tracked)
         out = torch.empty((M, N), device=x.device, dtype=x.dtype)
         bn_scale_softmax_kernel[(M,)](y, mean, var, self.bn.weight, self.bn.bias, self.scale, out, N,
                                       float(self.bn.eps), BLOCK_N=1 << (N - 1).bit_length())

@@ -4,11 +4,16 @@ Runs inside the tracing subprocess (it needs torch and the reference's module ob
 node becomes a value: a graph node (with a broadcast kind, see ir.py), a literal, a weight matrix
 waiting for its GEMM, or a reduction tuple waiting for `.values`. Anything else raises Unsupported
 with a message that names the construct, e.g. "call_method `view` reshapes a full value".
+
+What each fx call means is not known here: functions.py (calls and methods) and modules.py (nn
+modules, and the functional forms of norms and pools) register their converters in HANDLERS, and
+whoever converts imports them first (trace.py), so neither this module nor they import back.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -44,6 +49,26 @@ class ReduceTuple:
     """`torch.max(x, dim)`: values are usable, indices are not."""
 
     node: str
+
+
+@dataclass
+class Handlers:
+    """What each kind of fx node converts with, filled by the modules that know (see above)."""
+
+    module: Callable[..., Any] | None = None
+    """(conv, fx_node, module) -> value, for call_module nodes."""
+    call: Callable[..., Any] | None = None
+    """(conv, fx_node, name, method=) -> value, for call_function and call_method nodes."""
+    functional: list[Callable[..., Any]] = field(default_factory=list)
+    """(conv, fx_node, name, args, kwargs) -> value or None: tried for calls `call` does not know."""
+
+    def need(self, handler: Callable[..., Any] | None, kind: str) -> Callable[..., Any]:
+        if handler is None:
+            raise RuntimeError(f"no converter registered for {kind} nodes (import fusion.functions and fusion.modules)")
+        return handler
+
+
+HANDLERS = Handlers()
 
 
 class Converter:
@@ -150,19 +175,14 @@ class Converter:
                           "2-D weights are supported")
 
     def on_call_module(self, fx_node: torch.fx.Node) -> Any:
-        from xe_forge.proposers.fusion.modules import convert_module
-
-        return convert_module(self, fx_node, self.gm.get_submodule(fx_node.target))
+        convert = HANDLERS.need(HANDLERS.module, "call_module")
+        return convert(self, fx_node, self.gm.get_submodule(fx_node.target))
 
     def on_call_function(self, fx_node: torch.fx.Node) -> Any:
-        from xe_forge.proposers.fusion.functions import convert_call
-
-        return convert_call(self, fx_node, ops.call_name(fx_node.target), method=False)
+        return HANDLERS.need(HANDLERS.call, "call_function")(self, fx_node, ops.call_name(fx_node.target), method=False)
 
     def on_call_method(self, fx_node: torch.fx.Node) -> Any:
-        from xe_forge.proposers.fusion.functions import convert_call
-
-        return convert_call(self, fx_node, fx_node.target, method=True)
+        return HANDLERS.need(HANDLERS.call, "call_method")(self, fx_node, fx_node.target, method=True)
 
     def gemm(self, fx_node: torch.fx.Node, a: Any, weight: Matrix, bias_host: str | None = None,
              bias_node: str | None = None) -> str:

@@ -8,7 +8,14 @@ from typing import Any
 import torch.fx
 
 from xe_forge.proposers.fusion import ops
-from xe_forge.proposers.fusion.convert import Converter, Matrix, ReduceTuple, Unsqueezed, Unsupported
+from xe_forge.proposers.fusion.convert import (
+    HANDLERS,
+    Converter,
+    Matrix,
+    ReduceTuple,
+    Unsqueezed,
+    Unsupported,
+)
 from xe_forge.proposers.fusion.ir import Node, Operand
 
 
@@ -57,11 +64,10 @@ def convert_call(conv: Converter, fx_node: torch.fx.Node, name: str, *, method: 
         p = kwargs.get("p", args[1] if len(args) > 1 else 0.5)
         training = kwargs.get("training", args[2] if len(args) > 2 else True)
         return dropout(conv, args[0], float(p), bool(training), what)
-    from xe_forge.proposers.fusion.modules import functional_norm_or_pool
-
-    found = functional_norm_or_pool(conv, fx_node, name, args, kwargs)
-    if found is not None:
-        return found
+    for functional in HANDLERS.functional:  # norms and pools in functional form (modules.py)
+        found = functional(conv, fx_node, name, args, kwargs)
+        if found is not None:
+            return found
     raise Unsupported(f"{what} is not an op the fusion generator knows")
 
 
@@ -190,3 +196,6 @@ def _reshape(conv: Converter, fx_node: torch.fx.Node, name: str, args: list[Any]
     if x.kind == "full" and out_shape == x.shape:
         return x.id
     raise Unsupported(f"call_method `{name}` reshapes a {x.kind} value of shape {x.shape} to {out_shape}")
+
+
+HANDLERS.call = convert_call

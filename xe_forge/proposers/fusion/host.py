@@ -13,10 +13,11 @@ import ast
 import re
 import textwrap
 
+from xe_forge.proposers.fusion import batch_stats
 from xe_forge.proposers.fusion.expr import helper_source
 from xe_forge.proposers.fusion.ir import Graph, TraceResult
 from xe_forge.proposers.fusion.kernel import EmitOptions, KernelText, write_kernel
-from xe_forge.proposers.fusion.naming import COL_PARTS, STAT_PARTS, HostNames
+from xe_forge.proposers.fusion.naming import STAT_PARTS, HostNames
 from xe_forge.proposers.fusion.plan import Plan, build_plan
 
 TMA_HELPERS = '''def _tma_ready(*tensors):
@@ -49,7 +50,7 @@ def _sizes(graph: Graph, host: HostNames) -> list[str]:
     return lines
 
 
-def _allocations(plan: Plan, host: HostNames, act: str) -> list[str]:
+def _allocations(plan: Plan, host: HostNames, act: str, options: EmitOptions) -> list[str]:
     graph = plan.graph
     out = graph.node(graph.output)
     lines = []
@@ -65,8 +66,8 @@ def _allocations(plan: Plan, host: HostNames, act: str) -> list[str]:
     for stat in plan.stats.values():
         count = host.count(graph.node(stat.source).cols)
         if stat.family == "col":
-            lines += [f"{host.stat(stat.node, p)} = torch.zeros(({count},), device=dev, dtype=torch.float32)"
-                      for p in COL_PARTS]
+            rows_tile = batch_stats.min_rows_tile(plan, stat, options.configs, options.tile_m)
+            lines += batch_stats.allocations(stat, host, count, rows_tile)
             continue
         factor = _pool_factor(plan, stat.source)
         if stat.family == "group":
@@ -100,22 +101,32 @@ def _launch(kernel: KernelText) -> list[str]:
     return lines
 
 
-def _plan_body(plan: Plan, host: HostNames, kernels: list[tuple[KernelText, KernelText | None]], act: str) -> list[str]:
-    lines = _allocations(plan, host, act)
+def _plan_body(plan: Plan, host: HostNames, kernels: list[tuple[KernelText, KernelText | None]], act: str,
+               options: EmitOptions) -> list[str]:
+    lines = _allocations(plan, host, act, options)
     for kernel, tma in kernels:
-        if tma is None:
-            lines += _launch(kernel)
-            continue
-        gemm = plan.node(kernel.phase.gemm or "")
-        a = next(arg.host for arg in kernel.args if arg.name == "a_ptr")
-        w = f"w{host.gemm_index(gemm.cols)}"
-        lines.append(f"if _tma_ready({a}, {w}):  # TMA on Hopper, 2D block I/O on Intel Xe")
-        lines.append('    if dev.type == "cuda":')
-        lines.append("        triton.set_allocator(_tma_scratch)")
-        lines += ["    " + line for line in _launch(tma)]
-        lines.append("else:")
-        lines += ["    " + line for line in _launch(kernel)]
+        lines += _phase_launch(plan, host, kernel, tma)
+        for stat in kernel.phase.partials:
+            if stat.family == "col":
+                columns = host.count(plan.node(stat.source).cols)
+                lines += batch_stats.combine_launch(stat, plan.node(stat.node), host, columns)
     return lines + ["return out"]
+
+
+def _phase_launch(plan: Plan, host: HostNames, kernel: KernelText, tma: KernelText | None) -> list[str]:
+    """One phase's launch: through tensor descriptors where the operands allow them, else pointers."""
+    if tma is None:
+        return _launch(kernel)
+    gemm = plan.node(kernel.phase.gemm or "")
+    a = next(arg.host for arg in kernel.args if arg.name == "a_ptr")
+    w = f"w{host.gemm_index(gemm.cols)}"
+    lines = [f"if _tma_ready({a}, {w}):  # TMA on Hopper, 2D block I/O on Intel Xe"]
+    lines.append('    if dev.type == "cuda":')
+    lines.append("        triton.set_allocator(_tma_scratch)")
+    lines += ["    " + line for line in _launch(tma)]
+    lines.append("else:")
+    lines += ["    " + line for line in _launch(kernel)]
+    return lines
 
 
 def _in_tile_condition(graph: Graph, host: HostNames, limit: int) -> str:
@@ -182,7 +193,7 @@ def generate(trace: TraceResult, seed: str, options: EmitOptions, *, class_name:
             prunes += [prune] if prune else []
             needs |= used
             launches.append((kernel, tma))
-        bodies.append(_plan_body(plan, host, launches, act))
+        bodies.append(_plan_body(plan, host, launches, act, options))
     forward = [f"def forward(self, {', '.join(graph.inputs)}):"]
     forward += ["    " + line for line in _sizes(graph, host)]
     if len(bodies) == 2:
@@ -196,6 +207,7 @@ def generate(trace: TraceResult, seed: str, options: EmitOptions, *, class_name:
         "import torch\nimport torch.nn as nn\nimport triton\nimport triton.language as tl" + (f"\n{imports}" if imports else ""),
         f"SLOT_N = {options.slot_n}  # columns per partial statistic; divides every BLOCK_N the kernels are tuned to",
         helper_source(needs), *prunes, *kernels_src,
+        batch_stats.KERNEL if any(s.family == "col" for _, plan in plans for s in plan.stats.values()) else "",
         TMA_HELPERS if options.io == "descriptor" else "",
         f"class {class_name}(nn.Module):\n{_model_init(trace)}\n" + textwrap.indent("\n".join(forward), "    "),
         tail,

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from xe_forge.proposers.fusion.ir import Node
-from xe_forge.proposers.fusion.naming import COL_PARTS, HostNames, ident
+from xe_forge.proposers.fusion.naming import HostNames, ident
 from xe_forge.proposers.fusion.plan import Phase, Plan
 from xe_forge.proposers.fusion.writer import Arg, KernelWriter
 
@@ -135,9 +135,9 @@ def _autotune(w: KernelWriter, options: EmitOptions, prune: str) -> str:
         keywords = "".join(f", {k}={config[k]!r}" for k in CONFIG_KEYWORDS if k in config)
         lines.append(f"        triton.Config({json.dumps(meta)}{keywords}),")
     lines += ["    ],", '    key=["M", "N", "K"],', f'    prune_configs_by={{"early_config_prune": {prune}}},']
-    zeroed = [f"st_{ident(s.node)}_{part}_ptr" for s in w.phase.partials if s.family == "col" for part in COL_PARTS]
+    zeroed = [f"st_{ident(s.node)}_count_ptr" for s in w.phase.partials if s.family == "col"]
     if zeroed:
-        lines.append(f"    reset_to_zero={json.dumps(zeroed)},  # atomically accumulated batch statistics")
+        lines.append(f"    reset_to_zero={json.dumps(zeroed)},  # rows of batch partials a trial's smaller tiles left")
     lines.append(")")
     return "\n".join(lines)
 

@@ -13,7 +13,7 @@ import torch
 import torch.fx
 
 from xe_forge.proposers.fusion import ops
-from xe_forge.proposers.fusion.convert import Converter, Matrix, Unsqueezed, Unsupported
+from xe_forge.proposers.fusion.convert import HANDLERS, Converter, Matrix, Unsqueezed, Unsupported
 from xe_forge.proposers.fusion.functions import dropout, softmax, unary
 from xe_forge.proposers.fusion.ir import Node, Operand
 
@@ -84,8 +84,12 @@ def _norm_or_pool_module(conv: Converter, fx_node: torch.fx.Node, module: torch.
         extra = [] if training else [
             _param(conv, module.running_mean, f"self.{target}.running_mean", ZERO, f"{fx_node.name}_rm"),
             _param(conv, module.running_var, f"self.{target}.running_var", ONE, f"{fx_node.name}_rv")]
-        return _norm(conv, fx_node, "batch_norm", x, _affine(conv, fx_node, module, target) + extra, eps,
-                     {"training": training})
+        attrs: dict[str, Any] = {"training": training}
+        if module.training and module.track_running_stats:  # the batch also moves the running statistics
+            if module.momentum is None:
+                raise Unsupported(f"{what} averages its running statistics cumulatively (momentum=None)")
+            attrs["running"] = f"self.{target}"
+        return _norm(conv, fx_node, "batch_norm", x, _affine(conv, fx_node, module, target) + extra, eps, attrs)
     if isinstance(module, torch.nn.AvgPool1d | torch.nn.MaxPool1d):
         mode = "avg" if isinstance(module, torch.nn.AvgPool1d) else "max"
         return _pool(conv, fx_node, args[0], mode, module.kernel_size, module.stride, module.padding,
@@ -148,8 +152,14 @@ def functional_norm_or_pool(conv: Converter, fx_node: torch.fx.Node, name: str, 
         affine = [tensor(get(2, "weight"), ONE), tensor(get(3, "bias"), ZERO)]
         return _norm(conv, fx_node, name, x, affine, {"eps": conv.operand(get(4, "eps", 1e-5), what)})
     training = bool(get(5, "training", False))
+    if training and (get(1, "running_mean") is not None or get(2, "running_var") is not None):
+        raise Unsupported(f"{what} in training mode with running statistics (the generator does not update them)")
     affine = [tensor(get(3, "weight"), ONE), tensor(get(4, "bias"), ZERO)]
     if not training:
         affine += [tensor(get(1, "running_mean"), ZERO), tensor(get(2, "running_var"), ONE)]
     return _norm(conv, fx_node, name, x, affine, {"eps": conv.operand(get(7, "eps", 1e-5), what)},
                  {"training": training})
+
+
+HANDLERS.module = convert_module
+HANDLERS.functional.append(functional_norm_or_pool)

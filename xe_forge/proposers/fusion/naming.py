@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from xe_forge.proposers.fusion.ir import Graph
 
 STAT_PARTS = {"sum": ["sum"], "max": ["max"], "min": ["min"], "lse": ["max", "sumexp"], "moments": ["sum", "m2"]}
-COL_PARTS = ["sum", "sumsq"]
 
 
 def ident(text: str) -> str:

@@ -6,46 +6,76 @@ views its [BLOCK_M, W] values as [BLOCK_M, W // SW, SW] and reduces the last axi
 a running max with its sum of exponentials (logsumexp, softmax), or a slot's sum and centred sum
 of squares (mean and variance, combined with Chan's formula so large means do not cancel). Group
 norms use slots that never straddle a group. Batch statistics (BatchNorm in training mode) reduce
-over rows instead, by atomically adding each tile's column sums and sums of squares.
+over rows instead: each tile stores its column sums and centred sums of squares, combined by a
+launch of their own (batch_stats.py).
+
+The kernel writer (writer.py) calls in here with itself; this module asks of it only what
+`StatWriter` names, so writer.py imports this module and not the other way round.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
-from xe_forge.proposers.fusion.naming import COL_PARTS, STAT_PARTS, ident
-from xe_forge.proposers.fusion.plan import Stat
+from xe_forge.proposers.fusion import batch_stats
+from xe_forge.proposers.fusion.ir import Node, Operand
+from xe_forge.proposers.fusion.naming import STAT_PARTS, HostNames, ident
+from xe_forge.proposers.fusion.plan import Plan, Stat
 
-if TYPE_CHECKING:
-    from xe_forge.proposers.fusion.ir import Node
-    from xe_forge.proposers.fusion.writer import KernelWriter
+
+class StatWriter(Protocol):
+    """The kernel writer as the statistics code uses it (writer.KernelWriter)."""
+
+    plan: Plan
+    host: HostNames
+    combined: dict[str, dict[str, str]]
+
+    def arg(self, name: str, host: str, *, constexpr: bool = False) -> str: ...
+
+    def emit(self, line: str) -> None: ...
+
+    def local(self, node_id: str, expr: str, suffix: str = "") -> str: ...
+
+    def space(self, cols: str) -> Any: ...
+
+    def scalar(self, operand: Operand, owner: str, key: str) -> str: ...
+
+    def operand(self, operand: Operand, context: str, cols: str, owner: str, key: str) -> str: ...
+
+    def value(self, node_id: str, cols: str) -> str: ...
 
 NEG_INF, POS_INF = 'float("-inf")', 'float("inf")'
 SLOTS_PER_STEP = 64
 
 
-def _buffers(w: KernelWriter, stat: Stat) -> dict[str, str]:
-    parts = COL_PARTS if stat.family == "col" else STAT_PARTS[stat.combine]
+def _buffers(w: StatWriter, stat: Stat) -> dict[str, str]:
+    parts = batch_stats.PARTIALS if stat.family == "col" else STAT_PARTS[stat.combine]
     return {p: w.arg(f"st_{ident(stat.node)}_{p}_ptr", w.host.stat(stat.node, p)) for p in parts}
 
 
-def _slot_args(w: KernelWriter, stat: Stat) -> tuple[str, str]:
+def _slot_args(w: StatWriter, stat: Stat) -> tuple[str, str]:
     slots = w.arg(f"S_{ident(stat.node)}", w.host.slots(stat.node))
     width = w.arg(f"SW_{ident(stat.node)}", w.host.slot_width(stat.node), constexpr=True)
     return slots, width
 
 
-def write_partials(w: KernelWriter, stat: Stat) -> None:
+def write_partials(w: StatWriter, stat: Stat) -> None:
     source = w.plan.node(stat.source)
     x = w.value(source.id, source.cols)
     space = w.space(source.cols)
     buffers = _buffers(w, stat)
     name = ident(stat.node)
     w.emit(f"# partial statistics of `{stat.node}` ({stat.combine}) for the next launch")
-    if stat.family == "col":
+    if stat.family == "col":  # combined by the launch in batch_stats.py
+        cols = w.arg(f"C_{name}", w.host.count(source.cols))
+        w.emit(f"n_{name} = tl.sum(mask_m.to(tl.float32), 0)")
         w.emit(f"xs_{name} = tl.where({space.mask2d}, {x}, 0.0)")
-        w.emit(f"tl.atomic_add({buffers['sum']} + {space.offs}, tl.sum(xs_{name}, 0), mask={space.mask})")
-        w.emit(f"tl.atomic_add({buffers['sumsq']} + {space.offs}, tl.sum(xs_{name} * xs_{name}, 0), mask={space.mask})")
+        w.emit(f"csum_{name} = tl.sum(xs_{name}, 0)")
+        w.emit(f"cd_{name} = tl.where({space.mask2d}, {x} - (csum_{name} / tl.maximum(n_{name}, 1.0))[None, :], 0.0)")
+        w.emit(f"tl.store({buffers['sum']} + pid_m * {cols} + {space.offs}, csum_{name}, mask={space.mask})")
+        w.emit(f"tl.store({buffers['m2']} + pid_m * {cols} + {space.offs}, tl.sum(cd_{name} * cd_{name}, 0), "
+               f"mask={space.mask})")
+        w.emit(f"tl.store({buffers['count']} + pid_m, n_{name})")
         return
     slots, sw = _slot_args(w, stat)
     shape = f"(BLOCK_M, {space.width} // {sw}, {sw})"
@@ -77,7 +107,7 @@ def write_partials(w: KernelWriter, stat: Stat) -> None:
         w.emit(f"tl.store({buffers[part]} + {address}, {expr}, mask=smask_{name})")
 
 
-def _row_loop(w: KernelWriter, stat: Stat, body: list[str]) -> None:
+def _row_loop(w: StatWriter, stat: Stat, body: list[str]) -> None:
     slots, _ = _slot_args(w, stat)
     name = ident(stat.node)
     w.emit(f"for s0 in range(0, {slots}, {SLOTS_PER_STEP}):")
@@ -88,7 +118,7 @@ def _row_loop(w: KernelWriter, stat: Stat, body: list[str]) -> None:
         w.emit("    " + line)
 
 
-def combine_row(w: KernelWriter, stat: Stat) -> dict[str, str]:
+def combine_row(w: StatWriter, stat: Stat) -> dict[str, str]:
     """Vectors over the tile's rows: 'sum', 'max', 'min', 'lse', or 'mean' and 'm2' (with the count 'n')."""
     if stat.node in w.combined:
         return w.combined[stat.node]
@@ -136,7 +166,7 @@ def combine_row(w: KernelWriter, stat: Stat) -> dict[str, str]:
     return out
 
 
-def row_value(w: KernelWriter, node: Node) -> str:
+def row_value(w: StatWriter, node: Node) -> str:
     """The value of a row reduction (sum, mean, max, min, logsumexp, var, std) from its partials."""
     parts = combine_row(w, w.plan.stats[node.id])
     correction = int(node.attrs.get("correction", 1) or 0)
@@ -149,7 +179,7 @@ def row_value(w: KernelWriter, node: Node) -> str:
     return w.local(node.id, str(expr))
 
 
-def _group_stats(w: KernelWriter, node: Node, stat: Stat, cols: str) -> tuple[str, str]:
+def _group_stats(w: StatWriter, node: Node, stat: Stat, cols: str) -> tuple[str, str]:
     """Per-column mean and biased variance of each column's group, from slot partials."""
     buffers = _buffers(w, stat)
     slots, sw = _slot_args(w, stat)
@@ -172,14 +202,14 @@ def _group_stats(w: KernelWriter, node: Node, stat: Stat, cols: str) -> tuple[st
     return f"gmean_{name}", f"(gm2_{name} / {size})"
 
 
-def _normalise(w: KernelWriter, node: Node, x: str, mean: str, var: str) -> str:
+def _normalise(w: StatWriter, node: Node, x: str, mean: str, var: str) -> str:
     eps = w.scalar(node.scalars["eps"], node.id, "eps")
     weight = w.operand(node.args[1], "full", node.cols, node.id, "w")
     bias = w.operand(node.args[2], "full", node.cols, node.id, "b")
     return w.local(node.id, f"({x} - {mean}) * tl.rsqrt({var} + {eps}) * {weight} + {bias}")
 
 
-def norm_value(w: KernelWriter, node: Node) -> str:
+def norm_value(w: StatWriter, node: Node) -> str:
     """softmax, log_softmax, layer_norm, group_norm, batch_norm and 1-D pooling of a full value."""
     source = w.plan.node(node.args[0].ref or "")
     x = w.value(source.id, source.cols)
@@ -198,13 +228,11 @@ def norm_value(w: KernelWriter, node: Node) -> str:
             mean = w.operand(node.args[3], "full", node.cols, node.id, "rm")
             var = w.operand(node.args[4], "full", node.cols, node.id, "rv")
             return _normalise(w, node, x, mean, var)
-        buffers = _buffers(w, w.plan.stats[node.id])
+        stat = w.plan.stats[node.id]
         space = w.space(source.cols)
-        rows = w.arg("M", "M")
-        w.emit(f"csum_{name} = tl.load({buffers['sum']} + {space.offs}, mask={space.mask}, other=0.0)")
-        w.emit(f"csq_{name} = tl.load({buffers['sumsq']} + {space.offs}, mask={space.mask}, other=0.0)")
-        w.emit(f"cmean_{name} = csum_{name} / {rows}")
-        w.emit(f"cvar_{name} = tl.maximum(csq_{name} / {rows} - cmean_{name} * cmean_{name}, 0.0)")
+        for part in ("mean", "var"):
+            pointer = w.arg(f"st_{ident(stat.node)}_{part}_ptr", w.host.stat(stat.node, part))
+            w.emit(f"c{part}_{name} = tl.load({pointer} + {space.offs}, mask={space.mask}, other=0.0)")
         return _normalise(w, node, x, f"cmean_{name}[None, :]", f"cvar_{name}[None, :]")
     parts = combine_row(w, w.plan.stats[node.id])
     if node.op == "softmax":
@@ -215,7 +243,7 @@ def norm_value(w: KernelWriter, node: Node) -> str:
     return _normalise(w, node, x, mean, var)
 
 
-def _group_in_tile(w: KernelWriter, node: Node, x: str, cols: str) -> str:
+def _group_in_tile(w: StatWriter, node: Node, x: str, cols: str) -> str:
     size = w.arg(f"G_{ident(node.id)}", w.host.group(node.id), constexpr=True)
     width = w.space(cols).width
     name = ident(node.id)

@@ -80,6 +80,7 @@ def trace_file(path: Path) -> TraceResult:
     import torch.fx
     from torch.fx.passes.shape_prop import ShapeProp
 
+    from xe_forge.proposers.fusion import functions, modules  # noqa: F401  (register their converters)
     from xe_forge.proposers.fusion.convert import Converter, Unsupported
 
     spec = importlib.util.spec_from_file_location("xe_forge_traced_reference", path)

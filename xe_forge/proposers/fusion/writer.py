@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from xe_forge.proposers.fusion import stats
 from xe_forge.proposers.fusion.expr import elementwise
 from xe_forge.proposers.fusion.ir import Node, Operand
 from xe_forge.proposers.fusion.naming import HostNames, ident
@@ -127,8 +128,6 @@ class KernelWriter:
         return self.memo[key]
 
     def _compute(self, node: Node, cols: str) -> str:
-        from xe_forge.proposers.fusion import stats
-
         if node.kind == "full" and not self.tiled:
             raise EmitError(f"the per-row launch cannot read the full value `{node.id}`")
         if node.kind == "full" and node.id not in self.phase.nodes:
@@ -184,8 +183,6 @@ class KernelWriter:
 
     def sinks(self) -> None:
         """Partials, stored values and the output this phase owes, in that order."""
-        from xe_forge.proposers.fusion import stats
-
         for stat in self.phase.partials:
             stats.write_partials(self, stat)
         for node_id in self.phase.stores:

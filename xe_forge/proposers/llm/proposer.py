@@ -11,9 +11,8 @@ from __future__ import annotations
 import dspy
 from pydantic import BaseModel, ValidationError
 
-from xe_forge.pipeline.analyze import Issue
 from xe_forge.prompting import render
-from xe_forge.proposers.base import Attempt, Defect, Proposal, StageRequest
+from xe_forge.proposers.base import Attempt, Defect, Issue, Proposal, StageRequest
 from xe_forge.proposers.llm.answers import read_code_answer, read_json_list
 from xe_forge.proposers.llm.client import LLMAnswer, LLMClient
 

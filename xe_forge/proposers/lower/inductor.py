@@ -62,11 +62,12 @@ def _has_setting(cfg: Any, dotted: str) -> bool:
 
 
 def lower_model(model: Any, inputs: list[Any], *, problem: str, dtype: str, allow_tf32: bool = False,
-                backends: str = "TRITON") -> Lowering:
+                backends: str = "TRITON", budget_s: float | None = None) -> Lowering:
     """Compile `model(*inputs)` with Inductor (Triton only) once and record what it generated.
 
     `backends` other than TRITON exist for testing the plumbing on a CPU, where Inductor has no
-    Triton templates; a packaged port always comes from the Triton-only lowering.
+    Triton templates; a packaged port always comes from the Triton-only lowering. `budget_s` bounds
+    the autotuning (budget.py): past it every selection keeps the best configuration found so far.
     """
     import torch
     import triton
@@ -75,20 +76,28 @@ def lower_model(model: Any, inputs: list[Any], *, problem: str, dtype: str, allo
     from torch._inductor.decomposition import select_decomp_table
     from torch._inductor.utils import run_and_get_code
 
+    from xe_forge.proposers.lower.budget import Budget, inductor_budget
+    from xe_forge.proposers.lower.general.probe import model_config
+
     record: dict[str, Any] = {}
     table = {**select_decomp_table(), torch.ops.aten.convolution.default: convolution_decomposition}
 
     def compile_fn(gm: Any, example_inputs: list[Any]) -> Any:
         compiled = compile_fx(gm, example_inputs, decompositions=table)
-        try:  # the guards are documentation for the packaged file: never a reason to lose the lowering
+        try:  # a port checks the guards per call; one that cannot be read is recorded as such
             record["guards"] = shape_guards()
         except Exception as err:
             record["guards"] = [f"(guards not recorded: {type(err).__name__})"]
+        with contextlib.suppress(Exception):
+            record["ranges"] = shape_ranges()
         return compiled
 
     before = {id(m) for m in _code_modules(PyCodeCache)}
     torch._dynamo.reset()
-    with dynamo_settings(), inductor_settings(allow_tf32=allow_tf32, backends=backends), torch.no_grad():
+    budget = Budget(budget_s) if budget_s else None
+    bounded = inductor_budget(budget) if budget is not None else contextlib.nullcontext([])
+    config = model_config(model)
+    with dynamo_settings(), inductor_settings(allow_tf32=allow_tf32, backends=backends), torch.no_grad(), bounded:
         compiled = torch.compile(model, backend=recording_backend(record, compile_fn), dynamic=True, fullgraph=True)
         started = time.perf_counter()
         result, codes = run_and_get_code(compiled, *inputs)
@@ -105,7 +114,8 @@ def lower_model(model: Any, inputs: list[Any], *, problem: str, dtype: str, allo
         guards=record.get("guards", []), extern=sorted({m for c in codes for m in EXTERN.findall(c)}),
         compile_s=round(compile_s, 2), rewrites=[REWRITE_NOTE] if _has_transposed_conv(model) else [],
         versions={"torch": torch.__version__, "triton": triton.__version__}, device=_device_name(inputs),
-        max_abs_err=err)
+        max_abs_err=err, ranges=record.get("ranges", {}), config=config, budget_s=budget_s,
+        budget_spent=bool(budget and budget.spent))
 
 
 def _code_modules(cache: Any) -> list[Any]:
@@ -134,25 +144,51 @@ def autotuned_configs(cache: Any, before: set[int], names: set[str]) -> dict[str
 
 def shape_guards() -> list[str]:
     """The shape assumptions Dynamo and Inductor made, written over the model's own values."""
+    env, names = _shape_env()
+    if env is None:
+        return []
+    out = []
+    for guard in getattr(env, "guards", []):
+        text = str(getattr(guard, "expr", guard))
+        out.append(re.sub(r"\b[su]\d+\b", lambda m: names.get(m.group(0), m.group(0)), text))
+    return list(dict.fromkeys(out))
+
+
+def _shape_env() -> tuple[Any, dict[str, str]]:
+    """Dynamo's shape environment of the graph being compiled, and its symbols' source expressions."""
     from torch._guards import TracingContext
 
     from xe_forge.proposers.lower.sources import source_expr
 
     ctx = TracingContext.try_get()
     env = getattr(getattr(ctx, "fake_mode", None), "shape_env", None)
-    if env is None:
-        return []
-    names = {}
-    for sym, sources in getattr(env, "var_to_sources", {}).items():
+    names: dict[str, str] = {}
+    for sym, sources in (getattr(env, "var_to_sources", {}) if env is not None else {}).items():
         if sources:
             name = sources[0].name
             with contextlib.suppress(Exception):
                 names[str(sym)] = source_expr(name() if callable(name) else name)
-    out = []
-    for guard in getattr(env, "guards", []):
-        text = str(getattr(guard, "expr", guard))
-        out.append(re.sub(r"\b[su]\d+\b", lambda m: names.get(m.group(0), m.group(0)), text))
-    return list(dict.fromkeys(out))
+    return env, names
+
+
+def shape_ranges() -> dict[str, list[int | None]]:
+    """The value range Dynamo assumed for each size symbol ([2, None] unless a guard narrowed it)."""
+    env, names = _shape_env()
+    out: dict[str, list[int | None]] = {}
+    for sym, bounds in (getattr(env, "var_to_range", {}) if env is not None else {}).items():
+        if str(sym) not in names:
+            continue
+        lo, hi = getattr(bounds, "lower", None), getattr(bounds, "upper", None)
+        out[names[str(sym)]] = [_finite(lo), _finite(hi)]
+    return out
+
+
+def _finite(value: Any) -> int | None:
+    try:
+        number = int(value)
+    except Exception:  # sympy's infinities (int_oo) raise several kinds
+        return None
+    return number if abs(number) < 2**62 else None
 
 
 def _has_transposed_conv(model: Any) -> bool:

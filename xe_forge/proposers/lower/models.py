@@ -57,6 +57,13 @@ class Lowering(BaseModel):
     outputs: int = 1
     returns_tuple: bool = False
     guards: list[str] = Field(default_factory=list)
+    ranges: dict[str, list[int | None]] = Field(default_factory=dict)
+    """Value range Dynamo assumed for each size input (source -> [lo, hi]; hi None is unbounded)."""
+    config: dict[str, str] | None = None
+    """The model's literal configuration when lowered (expression -> repr), None in older records."""
+    budget_s: float | None = None
+    """The autotuning budget the lowering ran under, and whether it ran out (kept the best so far)."""
+    budget_spent: bool = False
     extern: list[str] = Field(default_factory=list)
     compile_s: float | None = None
     rewrites: list[str] = Field(default_factory=list)
@@ -73,3 +80,14 @@ class Packaged(BaseModel):
     extern: list[str] = Field(default_factory=list)
     interpretable: bool = True
     notes: list[str] = Field(default_factory=list)
+    paths: dict[str, list[str]] = Field(default_factory=dict)
+    """Each path of a port ('fast0', ..., 'general') -> the Triton kernels it launches."""
+    signatures: dict[str, str] = Field(default_factory=dict)
+    """Each fast path -> the signature it serves, in words."""
+
+    def path_of(self, launched: list[str]) -> str:
+        """Which paths a shape's calls took, from the kernels they launched: 'fast0', 'general', or both joined
+        ('fast0+general': the contiguous trials took the fast path, the strided one the general path), else
+        'unknown'."""
+        taken = sorted(name for name, kernels in self.paths.items() if set(launched) & set(kernels))
+        return "+".join(taken) if taken else "unknown"

@@ -12,15 +12,14 @@ from typing import TYPE_CHECKING
 from xe_forge.errors import EnvError
 from xe_forge.problem.kernel import Problem
 from xe_forge.proposers.base import CandidateSource, Proposal, StageRequest
-from xe_forge.proposers.lower.models import PackagingError
-from xe_forge.proposers.lower.package import package
 
 if TYPE_CHECKING:
     from xe_forge.stages import SourceName
     from xe_forge.verify.evaluate import Evaluator
 
 RATIONALE = ("TorchInductor's Triton-only lowering of the reference: GEMM/convolution templates with the "
-             "epilogue, reductions and norms fused, launch configs autotuned on this GPU")
+             "epilogue, reductions and norms fused, launch configs autotuned on this GPU, serving the shapes it was "
+             "lowered for; a general Triton path serves every other shape")
 
 
 class LowerProposer:
@@ -51,7 +50,7 @@ class LowerProposer:
                         expected_effect="fewer launches and autotuned tiles: the lowering fuses what eager runs apart")
 
     def _candidate(self) -> str | None:
-        from xe_forge.proposers.lower.service import lower_problem
+        from xe_forge.proposers.lower.service import lower_problem, port_for
 
         if self.problem.reference_is_self:
             self.skip = "no PyTorch reference to lower (the kernel is its own reference)"
@@ -64,11 +63,11 @@ class LowerProposer:
         if not lowering.ok:
             self.skip = f"the lowering failed: {(lowering.error or '')[:300]}"
             return None
-        try:
-            return package(lowering, self.problem.reference.source).source
-        except PackagingError as err:
-            self.skip = f"cannot package the lowering: {err}"
+        packaged, why = port_for(self.problem, [lowering])
+        if packaged is None:
+            self.skip = f"cannot package the lowering: {why}"
             return None
+        return packaged.source
 
 
 def candidate_sources(problem: Problem, evaluator: Evaluator) -> dict[SourceName, CandidateSource]:

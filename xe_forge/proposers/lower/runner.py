@@ -25,6 +25,7 @@ class LowerJob(BaseModel):
     precision: str = "keep"
     device: str = "auto"
     out_path: str
+    budget_s: float | None = None  # seconds of autotuning (budget.py); None: unbounded
 
 
 def run(job: LowerJob) -> Lowering:
@@ -44,7 +45,7 @@ def run(job: LowerJob) -> Lowering:
     torch.manual_seed(0)
     model = model_class(ref)(*case.init_args).to(device=device.torch_device(), dtype=getattr(torch, job.dtype))
     return lower_model(model, case.inputs, problem=Path(job.reference_path).name, dtype=job.dtype,
-                       allow_tf32=job.precision == "allow-tf32")
+                       allow_tf32=job.precision == "allow-tf32", budget_s=job.budget_s)
 
 
 def main(path: str) -> int:

@@ -3,7 +3,9 @@
 No single tile shape is best for every problem size and device, and the best one on Intel (256x256
 tiles, 32 warps, 256-register GRF) is illegal or slow elsewhere; the knowledge base's config space
 per problem class is what to search. The tile constexprs and launch options move from the launch
-site into the configs, the grid becomes a function of META, and the key is the problem sizes.
+site into the configs, the grid becomes a function of META, and the key is the problem sizes. The
+decorator names its own benchmark for Triton's interpreter (rules/portable.py), so the file runs as written
+on the CPU too, without xe-forge.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from xe_forge.proposers.rules.kernels import Kernel, size_params, stored_and_rea
 from xe_forge.proposers.rules.launches import Launch, launches_of, tile_value
 from xe_forge.proposers.rules.models import Applied, NotApplicable
 from xe_forge.proposers.rules.options import CONFIG_KEYWORDS, legalize_config
+from xe_forge.proposers.rules.portable import portable_autotune
 from xe_forge.proposers.rules.roles import map_keys
 from xe_forge.proposers.rules.synth import conflicting_reader
 
@@ -96,7 +99,25 @@ def _launch_defaults(ctx: RecipeContext, launches: list[Launch], tiles: list[str
     return defaults
 
 
-def _configs(ctx: RecipeContext, raw: list[dict[str, Any]], tiles: list[str], defaults: dict[str, int]) -> list[dict[str, Any]]:
+def _incumbent(launches: list[Launch], tiles: list[str], defaults: dict[str, int]) -> dict[str, Any] | None:
+    """The configuration the kernel is launched with today (its tiles, and the launch options every
+    launch gives as the same literal), or None when the launches do not agree on it. Where the
+    recipe's `keep_launch_config` asks, it joins the space last: the autotuner can keep what the kernel had (a lowering's tiles were already chosen
+    by Inductor's own autotuning), and the interpreter, which takes the first config that fits,
+    still checks one from the knowledge base."""
+    if any(t not in defaults for t in tiles):
+        return None
+    config: dict[str, Any] = {t: defaults[t] for t in tiles}
+    for option in CONFIG_KEYWORDS:
+        values = {code_of(o.value) if (o := launch.options().get(option)) is not None else None for launch in launches}
+        value = values.pop() if len(values) == 1 else None
+        if value is not None and value.lstrip("-").isdigit():
+            config[option] = int(value)
+    return config
+
+
+def _configs(ctx: RecipeContext, raw: list[dict[str, Any]], tiles: list[str], defaults: dict[str, int],
+             incumbent: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     configs: list[dict[str, Any]] = []
     for config in raw:
         if any(k not in config and k not in defaults for k in tiles):
@@ -107,7 +128,11 @@ def _configs(ctx: RecipeContext, raw: list[dict[str, Any]], tiles: list[str], de
         if legal is not None and legal not in configs:
             configs.append(legal)
     limit = ctx.params.get("max_configs")
-    return configs[: int(limit)] if limit else configs
+    configs = configs[: int(limit)] if limit else configs
+    legal = legalize_config(incumbent, set(tiles), ctx.target, ctx.toolchain) if incumbent else None
+    if legal is not None and legal not in configs and ctx.params.get("keep_launch_config"):
+        configs.append(legal)
+    return configs
 
 
 def _decorator(triton: str, configs: list[dict[str, Any]], key: list[str], restore: list[str],
@@ -154,7 +179,8 @@ def _autotune_kernel(ctx: RecipeContext, kernel: Kernel, used: list[str | None])
     raw = [{names.get(k, k): v for k, v in c.items() if not k.isupper() or k in names} for c in raw]
     keys = list(dict.fromkeys(names.values()))
     tiles, notes = _tunable_tiles(ctx, kernel, launches, keys)
-    configs = _configs(ctx, raw, tiles, _launch_defaults(ctx, launches, tiles))
+    defaults = _launch_defaults(ctx, launches, tiles)
+    configs = _configs(ctx, raw, tiles, defaults, _incumbent(launches, tiles, defaults))
     if len(configs) < 2:
         why = f" ({'; '.join(dict.fromkeys(notes))})" if notes else ""
         raise NotApplicable(f"config space {entry_id} leaves fewer than two legal configs for {kernel.name}{why}")
@@ -189,4 +215,4 @@ def autotune(ctx: RecipeContext) -> Applied:
     used: list[str | None] = []
     applied = per_kernel(ctx, lambda c, k: _autotune_kernel(c, k, used), "autotune")
     code = applied.code if triton_alias(ctx.module) else with_triton_import(applied.code)
-    return Applied(code=code, rationale=applied.rationale, entry_id=used[0] if used else None)
+    return Applied(code=portable_autotune(code), rationale=applied.rationale, entry_id=used[0] if used else None)

@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import libcst as cst
 
+from xe_forge.kb.loader import bundled_kb
 from xe_forge.proposers.rules.addresses import AddressReader, TileLoad
-from xe_forge.proposers.rules.autotune import triton_alias
+from xe_forge.proposers.rules.autotune import triton_alias, with_triton_import
 from xe_forge.proposers.rules.context import RecipeContext, per_kernel, register
 from xe_forge.proposers.rules.cst_tools import Edit, call_name, code_of, fresh_name, rewrite, walk
 from xe_forge.proposers.rules.kernels import DOT_CALLS, Kernel
 from xe_forge.proposers.rules.launches import launches_of
 from xe_forge.proposers.rules.models import Applied, NotApplicable
+from xe_forge.proposers.rules.targeting import as_toolchain, family
+from xe_forge.targets.xpu import BLOCK_IO_ALL_LAYOUTS, BLOCK_IO_DEFAULT_FACT
 
 HELPERS = '''def _tma_ready(*tensors):
     """Tensor descriptors need a unit last stride and 16-byte aligned rows and base address."""
@@ -155,16 +158,39 @@ def _dispatch(ctx: RecipeContext, launch, twin: str, bases: list[str]) -> dict[c
     return {line: replace}
 
 
+def non_dot_block_io_note(ctx: RecipeContext) -> str:
+    """What the Intel compiler does for the 2D loads of a file without tl.dot, on the run's toolchain:
+    the recommendation a refusal carries, since only the environment (not the kernel) can change it."""
+    if family(ctx.target) != "intel" or any(k.uses_dot for k in ctx.kernels.values()):
+        return ""
+    entry = bundled_kb().fact_entry(BLOCK_IO_DEFAULT_FACT, ctx.target, as_toolchain(ctx.toolchain))
+    if entry is None:
+        return ""
+    on = next(f.value for f in entry.facts if f.key == BLOCK_IO_DEFAULT_FACT)
+    if on:
+        return (f"; {ctx.toolchain.name} {ctx.toolchain.version} gives 2D loads that feed no dot block I/O without a "
+                f"rewrite [{entry.id}]")
+    return (f"; on {ctx.toolchain.name} {ctx.toolchain.version} 2D loads that feed no dot get block I/O only with "
+            f"{BLOCK_IO_ALL_LAYOUTS}=1, which a kernel file cannot set: this run's workers set it (see the report's "
+            f"worker environment); set it where the kernel runs, or use triton-xpu >= 3.7.1 [{entry.id}]")
+
+
 @register("tensor-descriptors")
 def tensor_descriptors(ctx: RecipeContext) -> Applied:
     if any(isinstance(n, cst.FunctionDef) and n.name.value == "_tma_ready" for n in ctx.module.body):
         raise NotApplicable("the file already dispatches to tensor-descriptor kernels (_tma_ready)")
     done: list[str] = []
-    applied = per_kernel(ctx, lambda c, k: _twin(c, k, done), "load through tensor descriptors")
+    try:
+        applied = per_kernel(ctx, lambda c, k: _twin(c, k, done), "load through tensor descriptors")
+    except NotApplicable as refusal:
+        raise NotApplicable(refusal.reason + non_dot_block_io_note(ctx)) from refusal
     module = cst.parse_module(applied.code)
     spaced = [cst.EmptyLine(), cst.EmptyLine()]
     helpers = [h.with_changes(leading_lines=spaced) for h in cst.parse_module(HELPERS).body]
     index = next((i for i, s in enumerate(module.body) if isinstance(s, cst.ClassDef)), len(module.body))
     body = list(module.body)
     body[index:index] = helpers
-    return Applied(code=module.with_changes(body=body).code, rationale=applied.rationale)
+    code = module.with_changes(body=body).code
+    if triton_alias(ctx.module) is None:  # the dispatch calls triton.set_allocator; the file had only `from triton import`
+        code = with_triton_import(code)
+    return Applied(code=code, rationale=applied.rationale)

@@ -16,10 +16,12 @@ from typing import Any
 import libcst as cst
 
 from xe_forge.kb.schema import PROBLEM_CLASSES
-from xe_forge.proposers.rules.cst_tools import Edit, apply_edits, parse
+from xe_forge.proposers.rules.cst_tools import Edit, apply_edits, parse, walk
+from xe_forge.proposers.rules.grid import analyze_grid
 from xe_forge.proposers.rules.kernels import Kernel, find_kernels
 from xe_forge.proposers.rules.launches import Launch, find_launches
 from xe_forge.proposers.rules.models import Applied, NotApplicable
+from xe_forge.proposers.rules.normalize import normalized
 from xe_forge.proposers.rules.options import ToolchainLike
 
 
@@ -41,7 +43,12 @@ class RecipeContext:
 
     @cached_property
     def module(self) -> cst.Module:
-        return parse(self.source)
+        """The parsed file as the recipes read it: Inductor's idioms respelled (normalize.py)."""
+        return normalized(parse(self.source))
+
+    def unchanged(self, code: str) -> bool:
+        """Whether `code` is the file again: as written, or only respelled (normalize.py)."""
+        return code == self.source or code == self.module.code
 
     @cached_property
     def kernels(self) -> dict[str, Kernel]:
@@ -56,8 +63,6 @@ class RecipeContext:
 
     def grid(self, launch: Launch) -> Any:
         """The launch's analysed grid (grid.Grid), computed once per launch."""
-        from xe_forge.proposers.rules.grid import analyze_grid  # grid.py imports this module's peers
-
         if id(launch.call) not in self._grids:
             self._grids[id(launch.call)] = analyze_grid(self.module, launch)
         return self._grids[id(launch.call)]
@@ -87,9 +92,9 @@ def precondition_gate(ctx: RecipeContext, kernel: Kernel) -> None:
 
 
 def _called_by_kernels(ctx: RecipeContext, name: str) -> bool:
-    from xe_forge.proposers.rules.cst_tools import call_name, walk
-
-    return any(isinstance(n, cst.Call) and call_name(n) == name for k in ctx.kernels.values() for n in walk(k.node.body))
+    """Whether a @triton.jit function of the file calls `name` or passes it on (a reduction's combine
+    function: `tl.reduce(x, 1, combine)`): it is a helper, not a kernel of its own."""
+    return any(isinstance(n, cst.Name) and n.value == name for k in ctx.kernels.values() for n in walk(k.node.body))
 
 
 Transform = Callable[[RecipeContext], Applied]
@@ -107,6 +112,12 @@ def register(name: str) -> Callable[[Transform], Transform]:
 KernelStep = Callable[[RecipeContext, Kernel], tuple[dict[cst.CSTNode, Edit], str]]
 
 
+def refusals(refused: dict[str, list[str]]) -> str:
+    """'k1: reason' for one kernel, 'reason (k1, k2)' for several: each reason said once."""
+    return "; ".join(f"{names[0]}: {reason}" if len(names) == 1 else f"{reason} ({', '.join(names)})"
+                     for reason, names in refused.items())
+
+
 def per_kernel(ctx: RecipeContext, step: KernelStep, what: str) -> Applied:
     """Run `step` (edits and a short phrase) on every kernel; one Applied for all that apply.
 
@@ -115,7 +126,7 @@ def per_kernel(ctx: RecipeContext, step: KernelStep, what: str) -> Applied:
     """
     edits: dict[cst.CSTNode, Edit] = {}
     done: list[str] = []
-    refused: list[str] = []
+    refused: dict[str, list[str]] = {}  # reason -> the kernels it refused, so a reason is said once
     launched = {launch.kernel.name for launch in ctx.launches}
     for kernel in ctx.kernels.values():
         if kernel.name not in launched and _called_by_kernels(ctx, kernel.name):
@@ -124,19 +135,19 @@ def per_kernel(ctx: RecipeContext, step: KernelStep, what: str) -> Applied:
             precondition_gate(ctx, kernel)
             kernel_edits, phrase = step(ctx, kernel)
         except NotApplicable as err:
-            refused.append(f"{kernel.name}: {err.reason}")
+            refused.setdefault(err.reason, []).append(kernel.name)
             continue
         if edits.keys() & kernel_edits.keys():
-            refused.append(f"{kernel.name}: its edits overlap another kernel's")
+            refused.setdefault("its edits overlap another kernel's", []).append(kernel.name)
             continue
         edits.update(kernel_edits)
         done.append(phrase)
     if not done:
-        raise NotApplicable("; ".join(refused) if refused else f"nothing to {what}")
+        raise NotApplicable(refusals(refused) if refused else f"nothing to {what}")
     code = apply_edits(ctx.module, edits)
-    if code == ctx.source:
+    if ctx.unchanged(code):
         raise NotApplicable(f"{what} left the source unchanged")
     rationale = "; ".join(done)
     if refused:
-        rationale += f" (not applied to {'; '.join(refused)})"
+        rationale += f" (not applied to {refusals(refused)})"
     return Applied(code=code, rationale=rationale[:1].upper() + rationale[1:] + ".")

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from xe_forge.proposers.fusion import recipe as _fusion  # noqa: F401  (registers fuse-epilogue)
 from xe_forge.proposers.rules import (  # noqa: F401  (each module registers its transform)
     activations,
     autotune,
     block_io,
     conv,
     dtype,
+    fuse_epilogue,
     launch_options,
     persistent,
     swizzle,
@@ -117,7 +117,7 @@ def propose_rules(
             continue
         used_id = applied.entry_id or entry_id
         duplicate = next((p for p in proposals if p.code == applied.code), None)
-        if applied.code == source or duplicate is not None:
+        if ctx.unchanged(applied.code) or duplicate is not None:
             why = "the transform left the source unchanged" if duplicate is None else (
                 f"same code as the {duplicate.recipe} proposal from {duplicate.entry_id}")
             skips.append(Skip(recipe=name, entry_id=entry_id, reason=why))

@@ -4,7 +4,7 @@ A kernel tiled with `pid_m * BLOCK_M` must be launched with `cdiv(M, BLOCK_M)` p
 change the tile without changing the grid and rows go missing (grid too small) or programs run past
 the end (masked, but wasted). The grid states the tile in one of four ways, all handled here:
 a variable holding the tile (`cdiv(M, BLOCK_M)`), `META['BLOCK_M']` in a lambda, a literal division
-(`triton.cdiv(M, 32)`, `M // 32`, `(M + 31) // 32`), or not at all (then we refuse to change it).
+(`triton.cdiv(M, 32)`, `M // 32`, `(M + 31) // 32`, `(31 + M) // 32`), or not at all (then we refuse to change it).
 """
 
 from __future__ import annotations
@@ -67,12 +67,11 @@ def _sites_in(node: cst.CSTNode) -> list[Site]:
             if value is None:
                 continue
             left, minus_one = sub.left, None
-            if (
-                isinstance(left, cst.BinaryOperation)
-                and isinstance(left.operator, cst.Add)
-                and int_value(left.right) == value - 1
-            ):
-                minus_one, left = left.right, left.left
+            if isinstance(left, cst.BinaryOperation) and isinstance(left.operator, cst.Add):
+                if int_value(left.right) == value - 1:
+                    minus_one, left = left.right, left.left
+                elif int_value(left.left) == value - 1:  # `(63 + M) // 64`, as Inductor writes it
+                    minus_one, left = left.left, left.right
             sites.append(Site(sub, sub.right, minus_one, value, left))  # type: ignore[arg-type]
     return sites
 

@@ -33,6 +33,8 @@ class Kernel:
     autotune: cst.Decorator | None
     has_heuristics: bool
     problem_class: str
+    heuristic_keys: frozenset[str] | None = frozenset()
+    """Meta-parameters @triton.heuristics sets; None when its keys are not written literally."""
     grid_tiles: dict[str, set[int]] = field(default_factory=dict)
     """constexpr tile -> program-id axes it multiplies (tiles that partition the grid)."""
     loop_tiles: set[str] = field(default_factory=set)
@@ -46,6 +48,12 @@ class Kernel:
         """Whether changing this constexpr keeps the kernel covering its whole problem."""
         return tile in self.grid_tiles or tile in self.loop_tiles or tile in FREE_META
 
+    def chosen_by_heuristics(self, name: str) -> bool:
+        """Whether @triton.heuristics sets this meta-parameter. Triton's Heuristics.run overwrites
+        whatever the launch passes for it, so a value set at the launch would be ignored by the
+        kernel while a grid written with that value would not (unknown keys count as all)."""
+        return self.has_heuristics and (self.heuristic_keys is None or name in self.heuristic_keys)
+
 
 def _decorator_name(dec: cst.Decorator) -> str | None:
     target = dec.decorator
@@ -57,12 +65,32 @@ def _is_jit(dec: cst.Decorator) -> bool:
     return name in ("triton.jit", "jit")
 
 
+def _heuristic_keys(decorators: list[cst.Decorator], names: list[str]) -> frozenset[str] | None:
+    """Keys of every @triton.heuristics({...}) / (values={...}) / (dict(K=...)) decorator; None when
+    one of them gives its dict any other way (a variable, a comprehension, `**` entries)."""
+    keys: set[str] = set()
+    for dec, name in zip(decorators, names, strict=True):
+        if not name.endswith("heuristics"):
+            continue
+        call = dec.decorator
+        args = call.args if isinstance(call, cst.Call) else ()
+        value = next((a.value for a in args if a.keyword is None or a.keyword.value == "values"), None)
+        if isinstance(value, cst.Dict) and all(
+                isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString) for e in value.elements):
+            keys |= {e.key.evaluated_value for e in value.elements}  # type: ignore[union-attr,misc]
+        elif isinstance(value, cst.Call) and dotted(value.func) == "dict" and all(a.keyword for a in value.args):
+            keys |= {a.keyword.value for a in value.args}  # type: ignore[union-attr]
+        else:
+            return None
+    return frozenset(keys)
+
+
 def find_kernels(module: cst.Module) -> dict[str, Kernel]:
     """Module-level functions decorated with triton.jit, by name, in source order."""
     kernels: dict[str, Kernel] = {}
-    for statement in module.body:
-        if not isinstance(statement, cst.FunctionDef) or not any(_is_jit(d) for d in statement.decorators):
-            continue
+    jitted = [s for s in module.body if isinstance(s, cst.FunctionDef) and any(_is_jit(d) for d in s.decorators)]
+    reducing = _reducing_functions(jitted)
+    for statement in jitted:
         names = [_decorator_name(d) or "" for d in statement.decorators]
         autotune = next((d for d, n in zip(statement.decorators, names, strict=True) if n.endswith("autotune")), None)
         params = [p.name.value for p in statement.params.params]
@@ -78,7 +106,8 @@ def find_kernels(module: cst.Module) -> dict[str, Kernel]:
             constexprs=constexprs,
             autotune=autotune,
             has_heuristics=any(n.endswith("heuristics") for n in names),
-            problem_class=problem_class(statement),
+            heuristic_keys=_heuristic_keys(list(statement.decorators), names),
+            problem_class=problem_class(statement, reducing),
         )
         kernel.grid_tiles = _grid_tiles(statement, set(constexprs))
         kernel.loop_tiles = _loop_tiles(statement, set(constexprs))
@@ -95,15 +124,31 @@ def _is_reduction(call: cst.Call) -> bool:
     return name.rsplit(".", 1)[1] in REDUCE_METHODS
 
 
-def problem_class(fn: cst.FunctionDef) -> str:
-    """conv (named so), gemm (tl.dot), gemm-epilogue (elementwise work on the accumulator after the
-    K loop), reduction (tl.sum/tl.max/tl.min/...), else elementwise."""
+def _reducing_functions(functions: list[cst.FunctionDef]) -> set[str]:
+    """Names of the @triton.jit functions that reduce: directly (tl.sum, tl.reduce...) or through a
+    helper of the file they call (a lowered module's `_xf_welford`, `_xf_max2`)."""
+    calls = {fn.name.value: {call_name(n) for n in walk(fn.body) if isinstance(n, cst.Call)} for fn in functions}
+    reducing = {fn.name.value for fn in functions
+                if any(_is_reduction(n) for n in walk(fn.body) if isinstance(n, cst.Call))}
+    grown = True
+    while grown:
+        more = {name for name, called in calls.items() if name not in reducing and called & reducing}
+        reducing |= more
+        grown = bool(more)
+    return reducing
+
+
+def problem_class(fn: cst.FunctionDef, reducing: set[str] | None = None) -> str:
+    """conv (a tl.dot kernel named so), gemm (tl.dot), gemm-epilogue (elementwise work on the
+    accumulator after the K loop), reduction (tl.sum/tl.max/tl.min/..., or a call of a reducing
+    helper in `reducing`), else elementwise. A kernel without tl.dot is no implicit-GEMM convolution
+    whatever its name (Inductor names a convolution's epilogue `triton_poi_fused_convolution_...`)."""
     calls = [node for node in walk(fn.body) if isinstance(node, cst.Call)]
-    if "conv" in fn.name.value.lower():
-        return "conv"  # implicit-GEMM convolutions have their own tiles and config space
     if any(call_name(c) in DOT_CALLS for c in calls):
+        if "conv" in fn.name.value.lower():
+            return "conv"  # implicit-GEMM convolutions have their own tiles and config space
         return "gemm-epilogue" if _has_epilogue(fn) else "gemm"
-    if any(_is_reduction(c) for c in calls):
+    if any(_is_reduction(c) or call_name(c) in (reducing or set()) for c in calls):
         return "reduction"
     return "elementwise"
 
@@ -229,6 +274,7 @@ def _tile_dims(fn: cst.FunctionDef, constexprs: set[str], runtime: set[str]) -> 
     offset built on `tl.arange(0, T)` with a parameter P."""
     dims: dict[str, set[str]] = {}
     offsets: dict[str, set[str]] = {}
+    aliases = param_aliases(fn, runtime)
 
     def tiles_of(node: cst.CSTNode) -> set[str]:
         found: set[str] = set()
@@ -247,13 +293,15 @@ def _tile_dims(fn: cst.FunctionDef, constexprs: set[str], runtime: set[str]) -> 
                     offsets.setdefault(target.target.value, set()).update(tiles)
         elif isinstance(node, cst.Call) and (call_name(node) or "").endswith("cdiv") and len(node.args) == 2:
             size, tile = (read_names(a.value) for a in node.args)
+            size = {aliases.get(n, n) for n in size}
             for t in tile & constexprs:
                 dims.setdefault(t, set()).update(size & runtime)
         elif isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
             right = node.comparisons[0].comparator
-            if isinstance(right, cst.Name) and right.value in runtime:
+            size = aliases.get(right.value, right.value) if isinstance(right, cst.Name) else None
+            if size in runtime:
                 for t in tiles_of(node.left):
-                    dims.setdefault(t, set()).add(right.value)
+                    dims.setdefault(t, set()).add(size)
     return dims
 
 
@@ -266,10 +314,28 @@ def _loop_tiles(fn: cst.FunctionDef, constexprs: set[str]) -> set[str]:
     }
 
 
+def param_aliases(fn: cst.FunctionDef, params: set[str]) -> dict[str, str]:
+    """Locals bound once, to a parameter and nothing else (`M = ks0`, as Inductor's templates name
+    their sizes), -> that parameter."""
+    bound: dict[str, list[cst.BaseExpression]] = {}
+    for node in walk(fn.body):
+        if isinstance(node, cst.Assign):
+            for target in node.targets:
+                for name in (n for n in walk(target.target) if isinstance(n, cst.Name)):
+                    bound.setdefault(name.value, []).append(node.value)
+        elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For)) and isinstance(node.target, cst.Name):
+            bound.setdefault(node.target.value, []).append(cst.Name("_"))  # rebound: no alias
+    return {name: values[0].value for name, values in bound.items()
+            if len(values) == 1 and isinstance(values[0], cst.Name) and values[0].value in params
+            and name not in params}
+
+
 def size_params(kernel: Kernel) -> list[str]:
     """Runtime parameters that are problem sizes: compared with offsets (masks), or bounds of
-    loops and tl.cdiv; strides and pointers excluded. These make a good autotune key."""
+    loops and tl.cdiv, directly or through a local alias; strides and pointers excluded. These make
+    a good autotune key."""
     runtime = [p for p in kernel.params if p not in kernel.constexprs]
+    aliases = param_aliases(kernel.node, set(runtime))
     used: set[str] = set()
     for node in walk(kernel.node.body):
         if isinstance(node, cst.Comparison):
@@ -278,6 +344,7 @@ def size_params(kernel: Kernel) -> list[str]:
             used |= read_names(node.iter)
         elif isinstance(node, cst.Call) and (call_name(node) or "").endswith("cdiv"):
             used |= read_names(node)
+    used |= {aliases[name] for name in used if name in aliases}
     return [p for p in runtime if p in used and not p.startswith("stride") and not p.endswith("_ptr")]
 
 

@@ -52,7 +52,10 @@ class _ToMeta(cst.CSTTransformer):
             plain_floor = isinstance(original, cst.BinaryOperation) and site.minus_one is None
             if plain_floor:
                 return updated.with_changes(right=_meta(self.meta, tile))  # x // T keeps floor semantics
-            numerator = updated.args[0].value if isinstance(updated, cst.Call) else updated.left.left
+            if isinstance(updated, cst.Call):
+                numerator = updated.args[0].value
+            else:  # (M + T - 1) // T or (T - 1 + M) // T
+                numerator = updated.left.right if original.left.left is site.minus_one else updated.left.left
             return cst.parse_expression(f"{self.triton}.cdiv(_, _)").with_changes(
                 args=[cst.Arg(numerator, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
                       cst.Arg(_meta(self.meta, tile))]

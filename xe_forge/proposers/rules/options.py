@@ -11,42 +11,25 @@ reason and entry id.
 
 from __future__ import annotations
 
-from typing import Any, Literal, Protocol
+from typing import Any
 
 from xe_forge.kb.options import OptionTable, bundled_table
 from xe_forge.kb.schema import CONFIG_KEYWORDS  # triton.Config keywords; every other option goes in kwargs
+from xe_forge.proposers.rules.grf import pin_grf_for_many_warps
 from xe_forge.proposers.rules.launches import LAUNCH_OPTIONS
-from xe_forge.targets.base import Toolchain
+from xe_forge.proposers.rules.targeting import ToolchainLike, as_toolchain, family
 
-__all__ = ["CONFIG_KEYWORDS", "family", "known_options", "legalize", "legalize_config"]
-Family = Literal["intel", "nvidia", "any"]
+__all__ = ["CONFIG_KEYWORDS", "ToolchainLike", "family", "known_options", "legalize", "legalize_config"]
 # Renamed in triton-xpu 3.6 (IXB commit a9362d2544 for the GRF names; XPUOptions.warp_size at v3.6.0).
 _VALUE_TWINS = {("grf_mode", "128"): "small", ("grf_mode", "256"): "large"}
 _VALUE_TWINS |= {(option, old): new for (option, new), old in _VALUE_TWINS.items()}
 _KEYWORD_TWINS = {"warp_size": "threads_per_warp", "threads_per_warp": "warp_size"}
 
 
-class ToolchainLike(Protocol):
-    name: str
-    version: str
-
-
-def family(target: str) -> Family:
-    if target.startswith("intel"):
-        return "intel"
-    if target.startswith("nvidia"):
-        return "nvidia"
-    return "any"
-
-
 def known_options(table: OptionTable | None = None) -> frozenset[str]:
     """Every option name a recipe may carry: those this proposer writes, and every launch keyword a
     backend version of the table defines (so a wrong-version one is refused with its entry id)."""
     return frozenset(LAUNCH_OPTIONS) | (table or bundled_table()).keywords
-
-
-def _toolchain(toolchain: ToolchainLike) -> Toolchain:
-    return toolchain if isinstance(toolchain, Toolchain) else Toolchain(name=toolchain.name, version=str(toolchain.version))
 
 
 def _spellings(key: str, value: Any) -> list[tuple[str, Any]]:
@@ -67,7 +50,7 @@ def legalize(options: dict[str, Any], target: str, toolchain: ToolchainLike,
     entry names first (grf_mode before num_warps for the 32-warp large-GRF limit).
     """
     table = table or bundled_table()
-    toolchain = _toolchain(toolchain)
+    toolchain = as_toolchain(toolchain)
     legal: dict[str, Any] = {}
     dropped: list[str] = []
     known = known_options(table)
@@ -100,5 +83,6 @@ def legalize_config(config: dict[str, Any], tile_keys: set[str], target: str, to
     on_xpu = family(target) == "intel" and toolchain.name == "triton-xpu"
     if on_xpu and "grf_mode" in options and "grf_mode" not in legal:
         return None
+    legal, _ = pin_grf_for_many_warps(legal, {}, target, toolchain)  # > 32 warps: no automatic 256-GRF rebuild
     tiles = {k: v for k, v in config.items() if k in tile_keys}
     return {**tiles, **legal}

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from xe_forge.proposers.base import Proposal, StageRequest
+from xe_forge.proposers.rules.dispatch import propose_rules
 
 
 class RulesProposer:
@@ -30,8 +31,6 @@ class RulesProposer:
         return [e.model_dump(mode="json", exclude_none=True) for e in entries]
 
     def candidates(self, request: StageRequest) -> list[Proposal]:
-        from xe_forge.proposers.rules import propose_rules
-
         stage = request.stage.name
         recipes = [r for r in self._entries(stage, "recipe")
                    if (r.get("recipe") or {}).get("name") in request.stage.recipes]

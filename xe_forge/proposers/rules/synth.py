@@ -16,6 +16,7 @@ import libcst as cst
 
 from xe_forge.proposers.rules.context import RecipeContext
 from xe_forge.proposers.rules.cst_tools import Edit, append_items, call_name, code_of, dotted, walk
+from xe_forge.proposers.rules.grid import grid_var_private
 from xe_forge.proposers.rules.kernels import Kernel, program_id_axis
 from xe_forge.proposers.rules.launches import Launch
 from xe_forge.proposers.rules.models import NotApplicable
@@ -47,10 +48,15 @@ def _axes(kernel: Kernel) -> int:
     return max(axes, default=-1) + 1  # type: ignore[type-var]
 
 
-def tile_expression(kernel: Kernel, launch: Launch, tile: str, values: dict[str, str]) -> str:
-    """The value of `tile` at this launch after the rewrite: the new one, or what is passed today."""
+def tile_expression(kernel: Kernel, launch: Launch, tile: str, values: dict[str, str], meta: str | None) -> str:
+    """The value of `tile` at this launch after the rewrite: the new one, or what is passed today;
+    a tile @triton.heuristics chooses is known only to a grid lambda, as `meta[...]`."""
     if tile in values:
         return values[tile]
+    if kernel.chosen_by_heuristics(tile):
+        if meta is None:
+            raise NotApplicable(f"{tile} of {kernel.name} is chosen by @triton.heuristics; only a grid lambda sees it")
+        return f'{meta}["{tile}"]'
     arg = launch.bound().get(tile)
     if arg is not None:
         return code_of(arg.value)
@@ -67,6 +73,10 @@ def rebuilt_grid(ctx: RecipeContext, kernel: Kernel, launch: Launch, values: dic
     cdiv = cdiv_name(ctx.module)
     bound = launch.bound()
     original = ctx.grid(launch)
+    if meta is None and original.lam is not None and any(
+            kernel.chosen_by_heuristics(t) and t not in values for t in kernel.grid_tiles):
+        meta = original.meta_name or "meta"  # keep the lambda: the grid must read the decorator's tile
+    meta_name = (original.meta_name or meta) if meta is not None else None
     elements: list[str] = []
     for axis in range(_axes(kernel)):
         tiles = sorted(t for t, axes in kernel.grid_tiles.items() if axis in axes)
@@ -86,11 +96,12 @@ def rebuilt_grid(ctx: RecipeContext, kernel: Kernel, launch: Launch, values: dic
                 why = f"{', '.join(sizes)}" if sizes else "no size parameter"
                 raise NotApplicable(f"{kernel.name} tiles grid axis {axis} with {tile}, which blocks {why}; cannot "
                                     "tell how many programs it needs")
-            factors.append(f"{cdiv}({code_of(bound[sizes[0]].value)}, {tile_expression(kernel, launch, tile, values)})")
+            tile_value = tile_expression(kernel, launch, tile, values, meta_name)
+            factors.append(f"{cdiv}({code_of(bound[sizes[0]].value)}, {tile_value})")
         elements.append(" * ".join(factors))
     body = "(" + ", ".join(elements) + ("," if len(elements) == 1 else "") + ")"
     if meta is not None:
-        body = f"lambda {original.meta_name or meta}: {body}"
+        body = f"lambda {meta_name}: {body}"
     return cst.parse_expression(body)
 
 
@@ -203,8 +214,6 @@ def set_tile_edits(kernel: Kernel, launch: Launch, values: dict[str, int]) -> di
 
 def drop_private_grid(ctx: RecipeContext, launch: Launch) -> dict[cst.CSTNode, Edit]:
     """Remove `grid = ...` when only this launch read it and its grid was just rebuilt."""
-    from xe_forge.proposers.rules.grid import grid_var_private
-
     grid = ctx.grid(launch)
     scope = launch.scope or ctx.module
     if grid.binding is None or not grid_var_private(grid, scope):

@@ -30,6 +30,11 @@ from xe_forge.proposers.rules.roles import map_keys
 from xe_forge.proposers.rules.synth import conflicting_reader, drop_private_grid, rebuilt_grid, set_tile_edits
 
 
+def heuristics_note(kernel: Kernel, chosen: list[str]) -> str:
+    return (f"{', '.join(chosen)} {'is' if len(chosen) == 1 else 'are'} chosen by @triton.heuristics of "
+            f"{kernel.name}, which overrides a value set at the launch")
+
+
 def wanted_tiles(ctx: RecipeContext, kernel: Kernel) -> tuple[dict[str, int], list[str]]:
     """The recipe's tile values as this kernel's constexprs (by name, else by role) and legal sizes."""
     params: dict[str, Any] = {k: v for k, v in ctx.class_params(kernel).items() if k.isupper()}
@@ -44,6 +49,10 @@ def wanted_tiles(ctx: RecipeContext, kernel: Kernel) -> tuple[dict[str, int], li
         )
     legal: dict[str, int] = {}
     notes: list[str] = []
+    chosen = [k for k in present if kernel.chosen_by_heuristics(k)]
+    if chosen:  # Heuristics.run overwrites a value passed at the launch; a grid written with it would not follow
+        notes.append(heuristics_note(kernel, chosen))
+        present = {k: v for k, v in present.items() if k not in chosen}
     minimum = 16 if kernel.uses_dot else 1  # tl.dot needs every dimension >= 16
     for key, value in present.items():
         if key in FREE_META and isinstance(value, int) and value > 0:
@@ -196,7 +205,10 @@ def _set_tiles(ctx: RecipeContext, kernel: Kernel) -> tuple[dict[cst.CSTNode, Ed
     grid_bound = sorted(changed.keys() & kernel.grid_tiles.keys())
     grid_note = f", grid kept consistent with {', '.join(grid_bound)}" if grid_bound else ""
     where = " at its launch (grid rebuilt from the kernel)" if at_launch and grid_bound else ""
-    return edits, f"set {shown} for {kernel.name} ({kernel.problem_class}){where}{grid_note}"
+    kept = [n for n in map_keys(kernel, [k for k in ctx.class_params(kernel) if k.isupper()]).values()
+            if kernel.chosen_by_heuristics(n)]
+    kept_note = f" ({heuristics_note(kernel, kept)}: left to it)" if kept else ""
+    return edits, f"set {shown} for {kernel.name} ({kernel.problem_class}){where}{grid_note}{kept_note}"
 
 
 @register("tile-sizes")

@@ -1,7 +1,8 @@
 """fuse-epilogue (fusion stage): one GEMM launch with the reference's epilogue applied to its accumulator.
 
-What the epilogue computes comes from the PyTorch reference traced with torch.fx (trace.py), never
-from the seed's epilogue kernels; the GEMM is the knowledge base's template (kernel.py) tuned over
+The rules engine's adapter to the fusion generator (proposers/fusion/). What the epilogue computes
+comes from the PyTorch reference traced with torch.fx (fusion/trace.py), never from the seed's
+epilogue kernels; the GEMM is the knowledge base's template (fusion/kernel.py) tuned over
 the target's config space named by the recipe entry. The seed contributes its class name and its
 get_inputs() / get_init_inputs(). Like every candidate, the result goes through the verifier.
 """

@@ -1,0 +1,47 @@
+"""Attack/bug: the quantiser truncates through int16 (v.to(int16)): exact while |4x| < 32768, wraps beyond (|x| > 8192), far past any input the trials draw."""
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _trunc_bias(x_ptr, b_ptr, o_ptr, M, N, sxm, sxn, som, son, BM: tl.constexpr, BN: tl.constexpr,
+                OUT_DTYPE: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    m = (rm[:, None] < M) & (rn[None, :] < N)
+    x = tl.load(x_ptr + rm[:, None] * sxm + rn[None, :] * sxn, mask=m, other=0.0).to(tl.float32)
+    v = x * 4.0
+    t = v.to(tl.int16).to(tl.float32)
+    b = tl.load(b_ptr + rn, mask=rn < N, other=0.0).to(tl.float32)
+    tl.store(o_ptr + rm[:, None] * som + rn[None, :] * son, (t + b[None, :]).to(OUT_DTYPE), mask=m)
+
+
+_TL = {torch.float32: tl.float32, torch.float16: tl.float16, torch.bfloat16: tl.bfloat16}
+
+
+class Model(nn.Module):
+    def __init__(self, n: int):
+        super().__init__()
+        self.bias = nn.Parameter(torch.randn(n))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        M, N = x.shape
+        out = torch.empty((M, N), device=x.device, dtype=x.dtype)
+        grid = (triton.cdiv(M, 16), triton.cdiv(N, 32))
+        _trunc_bias[grid](x, self.bias, out, M, N, x.stride(0), x.stride(1), out.stride(0), out.stride(1),
+                          BM=16, BN=32, OUT_DTYPE=_TL[x.dtype])
+        return out
+
+
+batch_size = 9
+n = 40
+
+
+def get_inputs():
+    return [torch.randn(batch_size, n)]
+
+
+def get_init_inputs():
+    return [n]

@@ -1,0 +1,68 @@
+"""The batch summary as a user reads it: no fast_p figure next to 'not measured', a workers line that
+says how many ran problems, a not-checked column that is never empty while speed was not measured,
+ratios named both sides, and a table that fits the terminal (summary.md keeps the Markdown)."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+from typer.testing import CliRunner
+
+from xe_forge.batch.report import headline_lines, render_markdown, render_table, summarize
+from xe_forge.cli.app import app
+
+CPU = [{"id": 12, "name": "12_Gemm_Multiply_LeakyReLU", "status": "verified correct, speed not measured",
+        "correct": True, "worker": 0, "attempts": 1, "run_id": "p012-x",
+        "not_checked": ["speed not measured"]}]
+
+
+def _gpu() -> list[dict]:
+    t = {"speedup": 1.6}
+    return [{"id": 1, "name": "1_A", "status": "improved", "correct": True, "worker": 0, "attempts": 1,
+             "timings": {"eager": t, "torch.compile": {"speedup": 0.8}, "input kernel": {"speedup": 1.25}}},
+            {"id": 2, "name": "2_B", "status": "no improvement", "correct": True, "worker": 1, "attempts": 1,
+             "unchanged": True, "timings": {"eager": {"speedup": 0.52}}}]
+
+
+def test_cpu_summary_prints_no_fast_p_figure_beside_not_measured():
+    lines = headline_lines(summarize(CPU, wall_seconds=30, workers=1))
+    fast = next(x for x in lines if x.startswith("fast_p"))
+    assert "not measured" in fast and not any(f"p={p}" in fast for p in ("0.8", "1", "1.5", "2"))
+    assert "p=0" not in fast and "correctness rate" in fast
+    assert "workers: 1 (it ran the problems)" in lines[-1] and "used: 0" not in " ".join(lines)
+
+
+def test_the_not_checked_column_says_speed_was_not_measured():
+    md = render_markdown(summarize(CPU, workers=1))
+    (row,) = [x for x in md.splitlines() if x.startswith("| 12 ")]
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    header = [c.strip() for c in md.splitlines()[md.splitlines().index(next(x for x in md.splitlines()
+                                                                            if x.startswith("| id")))].strip("|").split("|")]
+    assert cells[header.index("not checked")] == "speed not measured"
+
+
+def test_gpu_summary_names_both_sides_and_marks_an_unchanged_problem():
+    s = summarize(_gpu(), wall_seconds=60, workers=2)
+    lines, md = headline_lines(s), render_markdown(s)
+    assert "fast_p (correct and output faster than eager PyTorch by more than p): p=0: 1.000, p=0.8: 0.500" in lines[1]
+    assert any(x.startswith("geomean, output vs eager PyTorch") for x in lines)
+    assert any(x.startswith("geomean, output vs its seed") and x.endswith("1.250x") for x in lines)
+    assert "| output vs eager | output vs torch.compile | output vs seed |" in md
+    (unchanged,) = [x for x in md.splitlines() if x.startswith("| 2 ")]
+    assert "0.520x (input: unchanged)" in unchanged
+    assert "workers: 2 (all ran problems)" in lines[-1]
+
+
+def test_a_terminal_gets_a_table_within_its_width_and_summary_md_keeps_markdown(monkeypatch, tmp_path):
+    summary = summarize(_gpu() + CPU, wall_seconds=60, workers=2)
+    screen = Console(file=io.StringIO(), width=80, force_terminal=True, color_system=None)
+    screen.print(render_table(summary))
+    drawn = screen.file.getvalue().splitlines()
+    assert drawn and max(len(x) for x in drawn) <= 80 and "12_Gemm" in screen.file.getvalue()
+    monkeypatch.setattr("xe_forge.batch.runner.run_batch", lambda request, progress=None: summary)
+    monkeypatch.setattr("xe_forge.cli.batch.console", screen)
+    result = CliRunner().invoke(app, ["batch", str(tmp_path), "--device", "cpu", "--out", str(tmp_path / "o")])
+    assert result.exit_code == 0, result.output
+    printed = screen.file.getvalue()
+    assert "|---|" not in printed and "┃" in printed and max(len(x) for x in printed.splitlines()) <= 80

@@ -1,0 +1,33 @@
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """KernelBench level 2, problem 14_Gemm_Divide_Sum_Scaling (small sizes)."""
+
+    def __init__(self, input_size, hidden_size, scaling_factor):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(hidden_size, input_size))
+        self.scaling_factor = scaling_factor
+
+    def forward(self, x):
+        x = torch.matmul(x, self.weight.T)
+        x = x / 2
+        x = torch.sum(x, dim=1, keepdim=True)
+        x = x * self.scaling_factor
+        return x
+
+
+batch_size = 2
+input_size = 12
+hidden_size = 32
+scaling_factor = 1.5
+width = 8
+
+
+def get_inputs():
+    return [torch.rand(batch_size, input_size)]
+
+
+def get_init_inputs():
+    return [input_size, hidden_size, scaling_factor]

@@ -1,0 +1,41 @@
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """KernelBench level 2, problem 16_ConvTranspose2d_Mish_Add_Hardtanh_Scaling (small sizes)."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride, padding, output_padding, add_value, scale):
+        super().__init__()
+        self.conv_transpose = nn.ConvTranspose2d(in_channels, out_channels, kernel_size, stride, padding, output_padding)
+        self.add_value = add_value
+        self.scale = scale
+
+    def forward(self, x):
+        x = self.conv_transpose(x)
+        x = torch.nn.functional.mish(x)
+        x = x + self.add_value
+        x = torch.nn.functional.hardtanh(x, min_val=-1, max_val=1)
+        x = x * self.scale
+        return x
+
+
+batch_size = 2
+in_channels = 3
+out_channels = 8
+height = 8
+kernel_size = 3
+stride = 2
+padding = 1
+output_padding = 1
+add_value = 0.5
+scale = 2
+width = 8
+
+
+def get_inputs():
+    return [torch.rand(batch_size, in_channels, height, width)]
+
+
+def get_init_inputs():
+    return [in_channels, out_channels, kernel_size, stride, padding, output_padding, add_value, scale]

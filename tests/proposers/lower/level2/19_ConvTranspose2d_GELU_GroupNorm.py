@@ -1,0 +1,36 @@
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """KernelBench level 2, problem 19_ConvTranspose2d_GELU_GroupNorm (small sizes)."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride, groups, num_groups):
+        super().__init__()
+        self.conv_transpose = nn.ConvTranspose2d(in_channels, out_channels, kernel_size, stride=stride)
+        self.group_norm = nn.GroupNorm(num_groups=num_groups, num_channels=out_channels)
+
+    def forward(self, x):
+        x = self.conv_transpose(x)
+        x = torch.nn.functional.gelu(x)
+        x = self.group_norm(x)
+        return x
+
+
+batch_size = 2
+in_channels = 3
+out_channels = 8
+height = 8
+kernel_size = 3
+stride = 1
+groups = 4
+num_groups = 4
+width = 8
+
+
+def get_inputs():
+    return [torch.rand(batch_size, in_channels, height, width)]
+
+
+def get_init_inputs():
+    return [in_channels, out_channels, kernel_size, stride, groups, num_groups]

@@ -1,0 +1,38 @@
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """KernelBench level 2, problem 26_ConvTranspose3d_Add_HardSwish (small sizes)."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride, padding, output_padding, bias_shape):
+        super().__init__()
+        self.conv_transpose = nn.ConvTranspose3d(in_channels, out_channels, kernel_size, stride=stride, padding=padding, output_padding=output_padding)
+        self.bias = nn.Parameter(torch.randn(bias_shape))
+
+    def forward(self, x, add_input):
+        x = self.conv_transpose(x)
+        x = x + add_input
+        x = x * torch.nn.functional.hardswish(x)
+        return x
+
+
+batch_size = 2
+in_channels = 3
+out_channels = 8
+kernel_size = 3
+stride = 2
+padding = 1
+output_padding = 1
+bias_shape = (out_channels, 1, 1, 1, 1)
+width = 8
+height = 8
+depth = 6
+
+
+def get_inputs():
+    return [torch.rand(batch_size, in_channels, depth, height, width), torch.rand(batch_size, out_channels, depth * 2, height * 2, width * 2)]
+
+
+def get_init_inputs():
+    return [in_channels, out_channels, kernel_size, stride, padding, output_padding, bias_shape]

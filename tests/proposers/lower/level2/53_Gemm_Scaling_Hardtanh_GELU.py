@@ -1,0 +1,37 @@
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """KernelBench level 2, problem 53_Gemm_Scaling_Hardtanh_GELU (small sizes)."""
+
+    def __init__(self, in_features, out_features, scaling_factor, hardtanh_min, hardtanh_max):
+        super().__init__()
+        self.gemm = nn.Linear(in_features, out_features)
+        self.hardtanh = nn.Hardtanh(min_val=hardtanh_min, max_val=hardtanh_max)
+        self.gelu = nn.GELU()
+        self.scaling_factor = scaling_factor
+
+    def forward(self, x):
+        x = self.gemm(x)
+        x = x * self.scaling_factor
+        x = self.hardtanh(x)
+        x = self.gelu(x)
+        return x
+
+
+batch_size = 2
+in_features = 12
+out_features = 32
+scaling_factor = 0.5
+hardtanh_min = -2
+hardtanh_max = 2
+width = 8
+
+
+def get_inputs():
+    return [torch.rand(batch_size, in_features)]
+
+
+def get_init_inputs():
+    return [in_features, out_features, scaling_factor, hardtanh_min, hardtanh_max]

@@ -1,0 +1,32 @@
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """KernelBench level 2, problem 59_Matmul_Swish_Scaling (small sizes)."""
+
+    def __init__(self, in_features, out_features, scaling_factor):
+        super().__init__()
+        self.matmul = nn.Linear(in_features, out_features)
+        self.scaling_factor = scaling_factor
+
+    def forward(self, x):
+        x = self.matmul(x)
+        x = x * torch.sigmoid(x)
+        x = x * self.scaling_factor
+        return x
+
+
+batch_size = 2
+in_features = 12
+out_features = 32
+scaling_factor = 2.0
+width = 8
+
+
+def get_inputs():
+    return [torch.rand(batch_size, in_features)]
+
+
+def get_init_inputs():
+    return [in_features, out_features, scaling_factor]

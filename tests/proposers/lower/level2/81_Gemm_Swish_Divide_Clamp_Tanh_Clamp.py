@@ -1,0 +1,33 @@
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """KernelBench level 2, problem 81_Gemm_Swish_Divide_Clamp_Tanh_Clamp (small sizes)."""
+
+    def __init__(self, in_features, out_features, bias=True):
+        super().__init__()
+        self.gemm = nn.Linear(in_features, out_features, bias=bias)
+
+    def forward(self, x):
+        x = self.gemm(x)
+        x = x * torch.sigmoid(x)
+        x = x / 2.0
+        x = torch.clamp(x, min=-1.0, max=1.0)
+        x = torch.tanh(x)
+        x = torch.clamp(x, min=-1.0, max=1.0)
+        return x
+
+
+batch_size = 2
+in_features = 12
+out_features = 32
+width = 8
+
+
+def get_inputs():
+    return [torch.rand(batch_size, in_features)]
+
+
+def get_init_inputs():
+    return [in_features, out_features]

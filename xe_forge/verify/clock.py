@@ -1,0 +1,92 @@
+"""The parent's own clock against the candidate's timer: a rule a reviewer can check with a pencil.
+
+The device timer runs in the candidate's process, so the parent holds evidence of its own. It asks
+that process for padded spins: n iterations that each queue `pad` cache flushes, then one call (or,
+in the null spin, nothing), then the output's fingerprint (a stand-in of the same shapes in the
+null spin), with one synchronize at the end. The flushes queued ahead keep the device busy while the
+host prepares the next call, so the device never waits for the host and the wall clock around a
+spin is its device work plus a fixed overhead. The null spin has the same flushes, fingerprints,
+overhead and synchronisation, without the call: the difference of the two, divided by n, is the
+device work of one call, with host time removed alike from both.
+
+Rule (per round r of R, spins alternating null/candidate):
+
+    device_low = min over r of (candidate_wall[r] - max over r' of null_wall[r']) / n
+
+is the least device work per call the clock is consistent with (noise read in the candidate's
+favour). The timer's median for the candidate must be at least (1 - tolerance) * device_low: a timer
+that reports less than the work the clock saw is lying. A device timer can still include idle gaps
+a call leaves while its host code runs (the timed loop has one flush ahead of each call, as
+triton.testing.do_bench does), so the honest timer never reads below the padded device work; the
+clock cannot see a lie that stays within those gaps, and says so. Where device_low is not positive
+(a call too short for the clock's jitter), the clock cannot resolve the call: "unresolved", and the
+ratio rests on the device timer alone.
+
+The baseline needs no such check: it is timed in a process that never runs the candidate.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+ABS_SLACK_MS = 0.002  # device event resolution (about 0.5 us on CUDA) and rounding
+
+
+class ClockCheck(BaseModel):
+    """The parent's wall-clock evidence about the candidate's device time, and what it concluded."""
+
+    n: int  # calls per spin
+    pad: int  # flushes queued ahead of each call
+    null_wall_ms: list[float] = Field(default_factory=list)  # parent's clock around each null spin
+    candidate_wall_ms: list[float] = Field(default_factory=list)  # ... around each candidate spin
+    device_low_ms: float | None = None  # least device work per call the clock allows; None: not resolved
+    reported_ms: float = 0.0  # the timer's median per call for the candidate
+    tolerance: float = 0.15
+    verdict: Literal["consistent", "unresolved", "inconsistent"] = "unresolved"
+
+    @property
+    def floor_ms(self) -> float | None:
+        """The least per-call time an honest timer can report."""
+        if self.device_low_ms is None:
+            return None
+        return (1.0 - self.tolerance) * self.device_low_ms - ABS_SLACK_MS
+
+    def message(self, baseline_ms: float) -> str:
+        floor = self.floor_ms or 0.0
+        allowed = baseline_ms / floor if floor > 0 else float("inf")
+        return (f"the timer reports the candidate at {self.reported_ms:.4f} ms per call, but the parent's clock saw "
+                f"{self.device_low_ms:.4f} ms of device work per call in padded spins (n={self.n}, host time hidden): "
+                f"the speedup it allows is at most {allowed:.2f}x")
+
+
+def judge_clock(null_wall_ms: list[float], candidate_wall_ms: list[float], *, n: int, pad: int,
+                reported_ms: float, tolerance: float) -> ClockCheck:
+    """Apply the rule above to the walls of R rounds of spins."""
+    check = ClockCheck(n=n, pad=pad, null_wall_ms=list(null_wall_ms), candidate_wall_ms=list(candidate_wall_ms),
+                       reported_ms=reported_ms, tolerance=tolerance)
+    if not null_wall_ms or not candidate_wall_ms or n <= 0:
+        return check
+    worst_null = max(null_wall_ms)
+    low = min(w - worst_null for w in candidate_wall_ms) / n
+    floor = (1.0 - tolerance) * low - ABS_SLACK_MS
+    if floor <= 0.0:
+        return check
+    check.device_low_ms = low
+    check.verdict = "consistent" if reported_ms >= floor else "inconsistent"
+    return check
+
+
+HOST_FLUSH_MS = 0.01  # the host's time to queue one flush
+
+
+def spin_size(call_ms: float, flush_ms: float, host_ms: float, *, spin_ms: float = 120.0, lo: int = 5,
+              hi: int = 2000) -> tuple[int, int]:
+    """(n, pad) for a spin: pad flushes cover 1.5x the host time of one iteration, n fills spin_ms."""
+    pad = 1
+    if flush_ms > 0:
+        pad = max(1, int(-(-1.5 * (host_ms + HOST_FLUSH_MS) // (flush_ms - 1.5 * HOST_FLUSH_MS))))
+    per_iteration = pad * flush_ms + call_ms
+    n = int(max(lo, min(hi, spin_ms / max(per_iteration, 1e-3))))
+    return n, pad

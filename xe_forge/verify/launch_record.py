@@ -1,0 +1,102 @@
+"""What the kernel really launches with: grids and integer constexprs (block sizes, loop steps).
+
+Unseen shapes must cross the tiles the kernel uses, not the ones a recipe assumes: a LayerNorm
+that walks its row in 256-column blocks is only tested by a width past 256. The launch counter
+records, for every launch (autotuned configs included, since the autotuner launches through the
+same `run`), the grid and the integer constexpr arguments bound to the kernel's signature
+(defaults of constexpr parameters that were never passed count too). Host code is not trusted for
+this: it only steers which sizes are checked, and a lie here only makes the checked sizes larger.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+_SIGNATURES: dict[int, tuple[inspect.Signature, frozenset[str]] | None] = {}
+MIN_TILE = 2
+
+
+def _signature(jit: Any) -> tuple[inspect.Signature, frozenset[str]] | None:
+    fn = getattr(jit, "fn", None)
+    key = id(fn)
+    if key not in _SIGNATURES:
+        try:
+            sig = inspect.signature(fn)
+        except (TypeError, ValueError):
+            _SIGNATURES[key] = None
+        else:
+            constexprs = frozenset(name for name, param in sig.parameters.items()
+                                   if "constexpr" in str(param.annotation))
+            _SIGNATURES[key] = (sig, constexprs)
+    return _SIGNATURES[key]
+
+
+class LaunchLog:
+    """The tiles and grids of one call's launches."""
+
+    def __init__(self) -> None:
+        self.tiles: set[int] = set()
+        self.grids: list[tuple[int, ...]] = []
+        self.flags: set[str] = set()  # "kernel.NAME=True": the branch a bool constexpr (EVEN_K) selected
+
+    def record(self, jit: Any, args: tuple, kwargs: dict) -> None:
+        found = _signature(jit)
+        if found is None:
+            return
+        sig, constexprs = found
+        params = {k: v for k, v in kwargs.items() if k in sig.parameters}
+        try:
+            bound = sig.bind_partial(*args, **params)
+        except TypeError:
+            return
+        bound.apply_defaults()
+        for name in constexprs:
+            value = bound.arguments.get(name)
+            if isinstance(value, bool):
+                self.flags.add(f"{getattr(getattr(jit, 'fn', None), '__name__', '?')}.{name}={value}")
+            elif isinstance(value, int) and value >= MIN_TILE:
+                self.tiles.add(value)
+
+    @staticmethod
+    def meta(jit: Any, args: tuple, kwargs: dict) -> dict[str, Any] | None:
+        """The launch's arguments by name, defaults applied: what Triton hands a grid callable."""
+        found = _signature(jit)
+        if found is None:
+            return None
+        sig = found[0]
+        try:
+            bound = sig.bind_partial(*args, **{k: v for k, v in kwargs.items() if k in sig.parameters})
+        except TypeError:
+            return None
+        bound.apply_defaults()
+        return dict(bound.arguments)
+
+    def grid(self, grid: Any) -> Any:
+        """The grid as passed, recorded (a callable is wrapped so its result is recorded when Triton calls it)."""
+        if callable(grid):
+            def recorded(meta: Any) -> Any:
+                out = grid(meta)
+                self._add_grid(out)
+                return out
+
+            return recorded
+        self._add_grid(grid)
+        return grid
+
+    def _add_grid(self, grid: Any) -> None:
+        dims = grid if isinstance(grid, tuple | list) else (grid,)
+        if all(isinstance(d, int) for d in dims):
+            self.grids.append(tuple(dims))
+
+
+def one_sided_flags(reports: list[Any]) -> list[str]:
+    """Bool constexprs (an EVEN_K heuristic) that took one value at every checked shape: the other branch
+    never ran, so nothing here verifies it (unseen shapes include exact multiples of the tiles for this)."""
+    seen: dict[str, set[str]] = {}
+    for report in reports:
+        for flag in report.flags:
+            name, _, value = flag.rpartition("=")
+            seen.setdefault(name, set()).add(value)
+    return [f"{name} was {next(iter(values))} at every checked shape: the branch it selects otherwise never ran "
+            "and is not verified" for name, values in sorted(seen.items()) if len(values) == 1 and len(reports) > 1]

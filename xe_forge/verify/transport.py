@@ -1,0 +1,152 @@
+"""A candidate's outputs from the runner to the judge: CUDA IPC handles on a GPU, `torch.save` files elsewhere.
+
+On a GPU most of a check's wall time was moving outputs: each one copied to the host, pickled into
+/dev/shm, read back and copied to the device again (a convolution's 1 GB output, for every trial and
+unseen shape). CUDA lets another process map the allocation instead. The runner writes a small JSON
+record per tensor (the IPC handle of its allocation, the view's size, strides and offset, the event
+that orders the read after the kernels that wrote it); the judge maps it, copies the view into its
+own memory at once and lets the mapping go, so nothing the candidate does afterwards can reach the
+copy it compares. Nothing in the record is unpickled: the judge builds the tensor itself from
+validated numbers, with classes and dtypes of its own choosing, and refuses a view that reaches past
+the storage it claims. Torch's IPC reference count keeps the runner's block alive until the judge
+has let it go, so the runner may drop the outputs as soon as it has written the record.
+XE_FORGE_OUTPUT_IPC=0 turns it off (files everywhere).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+from typing import Any
+
+MAGIC = b"XFIPC1\n"
+DTYPES = ("float32", "float16", "bfloat16", "float64", "int64", "int32", "int16", "int8", "uint8", "bool")
+"""The dtypes an output may have; anything else is refused."""
+
+
+def _b64(data: bytes | None) -> str | None:
+    return None if data is None else base64.b64encode(data).decode("ascii")
+
+
+def _unb64(text: Any) -> bytes:
+    if not isinstance(text, str):
+        raise ValueError("a handle is not a string")
+    return base64.b64decode(text.encode("ascii"), validate=True)
+
+
+def _record(value: Any) -> dict[str, Any] | None:
+    """One output as a record, or None where IPC cannot carry it (the caller then writes a file)."""
+    import torch
+
+    if isinstance(value, bool | int | float) or value is None:
+        return {"kind": "value", "value": value}
+    if type(value) is not torch.Tensor or not value.is_cuda or str(value.dtype).removeprefix("torch.") not in DTYPES:
+        return None
+    value = value.detach()
+    if value.numel() == 0:
+        return None
+    device, handle, size_bytes, offset_bytes, rc_handle, rc_offset, event, sync = value.untyped_storage()._share_cuda_()
+    return {"kind": "cuda", "dtype": str(value.dtype).removeprefix("torch."), "size": list(value.shape),
+            "stride": list(value.stride()), "offset": value.storage_offset(), "device": int(device),
+            "handle": _b64(handle), "size_bytes": int(size_bytes), "offset_bytes": int(offset_bytes),
+            "rc_handle": _b64(rc_handle), "rc_offset": int(rc_offset), "event": _b64(event), "sync": bool(sync)}
+
+
+def write_outputs(outputs: list[Any], path: str, *, ipc: bool) -> None:
+    """Outputs for the judge at `path`: IPC records where `ipc` and every tensor is on a CUDA device."""
+    import torch
+
+    if ipc and os.environ.get("XE_FORGE_OUTPUT_IPC", "1") != "0":
+        try:
+            records = [_record(o) for o in outputs]
+        except (RuntimeError, TypeError):
+            records = [None]
+        if all(r is not None for r in records):
+            with open(path, "wb") as fh:
+                fh.write(MAGIC + json.dumps(records).encode())
+            return
+    torch.save([o.detach().cpu() if torch.is_tensor(o) else o for o in outputs], path)
+
+
+def is_ipc(path: str) -> bool:
+    with open(path, "rb") as fh:
+        return fh.read(len(MAGIC)) == MAGIC
+
+
+def _int(value: Any, low: int = 0) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < low:
+        raise ValueError(f"{value!r} is not an integer >= {low}")
+    return value
+
+
+def _open(record: dict[str, Any], device: str, limit: int) -> Any:
+    """The judge's own copy of one shared tensor, after checking every number in its record."""
+    import torch
+
+    if record.get("kind") == "value":
+        value = record.get("value")
+        if not (isinstance(value, bool | int | float) or value is None):
+            raise ValueError("a non-tensor output is not a number")
+        return value
+    if record.get("kind") != "cuda" or record.get("dtype") not in DTYPES:
+        raise ValueError("an output record is neither a number nor a CUDA tensor of a known dtype")
+    dtype = getattr(torch, record["dtype"])
+    size = [_int(s) for s in record["size"]]
+    stride = [_int(s) for s in record["stride"]]
+    offset, size_bytes = _int(record["offset"]), _int(record["size_bytes"])
+    if len(size) != len(stride) or len(size) > 8:
+        raise ValueError("an output's size and strides disagree")
+    numel = 1
+    for s in size:
+        numel *= s
+    extent = offset + 1 + sum((s - 1) * st for s, st in zip(size, stride, strict=True)) if numel else 0
+    item = torch.empty((), dtype=dtype).element_size()
+    if numel == 0 or extent * item > size_bytes or size_bytes > limit:
+        raise ValueError("an output's view reaches past the storage it claims, or the storage is far too large")
+    event = record.get("event")
+    storage = torch.UntypedStorage._new_shared_cuda(
+        _int(record["device"]), _unb64(record["handle"]), size_bytes, _int(record["offset_bytes"]),
+        _unb64(record["rc_handle"]), _int(record["rc_offset"]), None if event is None else _unb64(event),
+        bool(record.get("sync")))
+    view = torch.empty(0, dtype=dtype, device=storage.device).set_(storage, offset, size, stride)
+    copy = view.clone().to(device)
+    del view, storage
+    return copy
+
+
+def read_outputs(path: str, limit: int, device: str) -> list[Any]:
+    """The outputs the runner wrote as IPC records; ValueError (or a CUDA error) for anything malformed."""
+    if os.path.getsize(path) > (1 << 20):
+        raise ValueError("the output record is far larger than any list of handles")
+    with open(path, "rb") as fh:
+        text = fh.read()[len(MAGIC):]
+    records = json.loads(text)
+    if not isinstance(records, list) or not all(isinstance(r, dict) for r in records):
+        raise ValueError("the output record is not a list")
+    return [_open(r, device, limit) for r in records]
+
+
+__all__ = ["is_ipc", "read_outputs", "write_outputs"]
+
+
+OUTPUT_SLACK = 4  # an output file may be at most this many times the expected bytes (plus 1 MiB)
+
+
+def load_outputs(path: str, want: list[Any], device: str = "cpu") -> list[Any] | str:
+    """The candidate's outputs, refusing anything but a list of plain tensors and numbers of sane size."""
+    import torch
+
+    if not os.path.isfile(path):
+        return "the candidate produced no output"
+    limit = OUTPUT_SLACK * sum(w.numel() * 8 for w in want if torch.is_tensor(w)) + (1 << 20)
+    if os.path.getsize(path) > limit:
+        return "the candidate's output is far larger than the reference's"
+    try:
+        got = (read_outputs(path, limit, device) if is_ipc(path)
+               else torch.load(path, map_location=device, weights_only=True))
+    except Exception as exc:
+        return f"the candidate's output cannot be read: {type(exc).__name__}: {str(exc)[:200]}"
+    if not isinstance(got, list):
+        return "the candidate's output is not a list of tensors"
+    return got
