@@ -170,3 +170,29 @@ def test_a_kernel_inside_an_op_nested_in_an_accepted_op_is_accounted():
     audit.ok_ops = {"_to_copy"}
     events = SimpleNamespace(events=lambda: [outer, inner, _event("cudaLaunchKernel", ["copy_kernel"], inner)])
     assert foreign_kernels(events, audit, set()) == []
+
+
+def test_the_harness_launch_label_is_not_the_candidates_compute(monkeypatch: pytest.MonkeyPatch):
+    """On a GPU every launch runs inside a named profiler range (hooks.count_launches(label=True)), which
+    dispatches profiler ops from under Triton's launcher: they touch no tensor data and are nobody's
+    compute (the H200 refused every honest kernel as `_record_function_enter_new` before this)."""
+    import triton
+    import triton.language as tl
+
+    from xe_forge.verify.hooks import count_launches
+
+    monkeypatch.setenv("TRITON_INTERPRET", "1")  # read when the kernel is defined
+
+    @triton.jit
+    def _double(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2.0, mask=offs < n)
+
+    x = torch.randn(100)
+    y = torch.empty_like(x)
+    with count_launches(label=True) as launches, audit_call(torch.nn.Identity(), [], on_gpu=False,
+                                                            launches=launches) as audit:
+        _double[(1,)](x, y, 100, BLOCK=128)
+        y.add(1.0)  # the candidate's own torch work is still counted
+    assert launches.count == 1 and torch.equal(y, x * 2.0)
+    assert audit.summary_.compute_ops == {"add": 1}, audit.summary_.compute_ops
