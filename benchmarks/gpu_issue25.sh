@@ -14,7 +14,8 @@ export PYTHONPATH=/tmp/site:$PWD LITELLM_LOCAL_MODEL_COST_MAP=True PYTHONUNBUFFE
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu --format=csv | tee "$OUT/gpu.txt"
 # outputs travel over CUDA IPC (verify/transport.py); where that fails here, the rest of the call uses files
-python3 benchmarks/ipc_smoke.py 2>&1 | tail -3 || { echo "IPC off for this call"; export XE_FORGE_OUTPUT_IPC=0; }
+python3 benchmarks/ipc_smoke.py > "$OUT/ipc.txt" 2>&1 || { tail -15 "$OUT/ipc.txt"; echo "IPC off for this call"; export XE_FORGE_OUTPUT_IPC=0; }
+tail -2 "$OUT/ipc.txt"
 want checks && for case in "examples/12_Gemm_Multiply_LeakyReLU/kernel.py gemm12" \
             "benchmarks/problems/check/gemm_residual/kernel.py gemm_residual" \
             "examples/1_Conv2D_ReLU_BiasAdd/kernel.py conv1" \

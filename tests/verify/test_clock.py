@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from xe_forge.verify import protocol as p
-from xe_forge.verify.clock import judge_clock, spin_size
+from xe_forge.verify.clock import HOST_FLUSH_MS, flush_pad, judge_clock, spin_size
 from xe_forge.verify.speed import MAX_REPS, MIN_REPS, TIME_BUDGET_MS, _interleave, choose_reps, chunk_plan
 
 
@@ -129,3 +129,17 @@ def test_a_chunk_that_reports_more_time_than_it_took_is_refused():
     run = _interleave(FakeEvaluator(), FakeWorker(0.5), Boastful(1.0), ready, ready)
     assert run.findings and run.findings[0].check == "timing-inconsistent"
     assert "more than the" in run.findings[0].message
+
+
+def test_both_sides_pad_alike_past_the_slower_host():
+    """A 10 us kernel behind 60 us of host code (the H200's figures): one flush (73 us) left the device
+    idle inside the interval and read the call at 61 us; the padding covers the slower side's host time
+    and is the same number on both sides, so neither is charged host time the other is not."""
+    cand_w, base_w = FakeWorker(0.01), FakeWorker(1.0)
+    cand = p.TimeReady(call_ms=0.01, host_ms=0.06, flush_ms=0.073)
+    base = p.TimeReady(call_ms=1.0, host_ms=0.2, flush_ms=0.073)
+    run = _interleave(FakeEvaluator(), cand_w, base_w, cand, base)
+    pads = {c.pad for c in cand_w.asked + base_w.asked}
+    assert pads == {run.pad} and run.pad == flush_pad(0.2 + 2 * HOST_FLUSH_MS, 0.073)
+    assert run.pad * 0.073 >= 1.5 * (0.2 + 2 * HOST_FLUSH_MS)  # the device's queue outlasts the slower host
+    assert flush_pad(0.06, 0.073) == 2 and flush_pad(0.001, 0.073) == 1 and flush_pad(5.0, 0.073) == 32

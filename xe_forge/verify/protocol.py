@@ -262,6 +262,7 @@ class TimeChunk(BaseModel):
     reps: list[int]  # repetition numbers (the parent pairs both sides by them)
     seeds: list[int]  # each repetition's input seed
     samples: list[int] = Field(default_factory=list)  # reps run under the full harness and kept whole, not timed
+    pad: int = Field(default=1, ge=1, le=64)  # cache flushes queued before each timed call, the same on both sides
 
 
 class Chunk(Reply):

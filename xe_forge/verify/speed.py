@@ -22,7 +22,7 @@ from typing import Any
 
 from xe_forge.problem.kernel import Problem
 from xe_forge.verify import protocol as p
-from xe_forge.verify.clock import ClockCheck, judge_clock, spin_size
+from xe_forge.verify.clock import HOST_FLUSH_MS, ClockCheck, flush_pad, judge_clock, spin_size
 from xe_forge.verify.models import Finding, Timing, Verdict, Versus
 from xe_forge.verify.timing import summarize
 from xe_forge.verify.trials import ShapeCheck, answer, merge_audits
@@ -38,9 +38,9 @@ WALL_SLACK_MS = 5.0  # pipe and Python overhead allowed around a chunk
 
 
 def choose_reps(cand_ms: float, base_ms: float, flush_ms: float = 0.0, *, budget_ms: float = TIME_BUDGET_MS,
-                lo: int = MIN_REPS, hi: int = MAX_REPS) -> int:
+                lo: int = MIN_REPS, hi: int = MAX_REPS, pad: int = 1) -> int:
     """Repetitions that fit the time budget: long calls get few (at least `lo`), short ones many."""
-    per_rep = max(cand_ms + base_ms + 2 * flush_ms, 1e-3)
+    per_rep = max(cand_ms + base_ms + 2 * pad * flush_ms, 1e-3)
     return int(max(lo, min(hi, budget_ms / per_rep)))
 
 
@@ -61,6 +61,7 @@ class Interleaved:
     samples: list[p.CompareItem] = field(default_factory=list)
     audits: list[p.CallResult] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
+    pad: int = 1  # cache flushes queued before each timed call, on both sides
 
 
 def measure_speed(ev: Any, verdict: Verdict, check: ShapeCheck, problem: Problem, loaded: p.Loaded, *,
@@ -138,19 +139,23 @@ def _prepare_side(ev: Any, base_w: Any, side: Versus, plan: Any) -> p.TimeReady:
 
 def _interleave(ev: Any, cand_w: Any, base_w: Any, cand: p.TimeReady, base: p.TimeReady) -> Interleaved:
     """ABBA chunks of repetitions, each side in its own process; the parent's clock around each chunk."""
-    reps = choose_reps(cand.call_ms, base.call_ms, cand.flush_ms)
+    # one padding for both sides, from the slower host: the timed interval holds device work on either
+    # side (the copy of each output into its buffer and the two marks are host work of the loop too)
+    pad = flush_pad(max(cand.host_ms, base.host_ms) + 2 * HOST_FLUSH_MS, cand.flush_ms)
+    reps = choose_reps(cand.call_ms, base.call_ms, cand.flush_ms, pad=pad)
     seeds = [ev.draw() for _ in range(reps)]
     samples = sorted({int(ev.fraction() * reps) % reps for _ in range(SAMPLES)}) if reps >= 3 * SAMPLES else []
     run = Interleaved()
     cand_ms: dict[int, float] = {}
     base_ms: dict[int, float] = {}
-    per_rep = max(cand.call_ms, base.call_ms) + cand.flush_ms
+    per_rep = max(cand.call_ms, base.call_ms) + pad * cand.flush_ms
+    run.pad = pad
     for j, block in enumerate(chunk_plan(reps, per_rep)):
         order = ("candidate", "baseline") if j % 2 == 0 else ("baseline", "candidate")
         for side in order:
             todo = [r for r in block if side == "candidate" or r not in samples]
             worker = cand_w if side == "candidate" else base_w
-            request = p.TimeChunk(reps=todo, seeds=[seeds[r] for r in todo],
+            request = p.TimeChunk(reps=todo, seeds=[seeds[r] for r in todo], pad=pad,
                                   samples=[r for r in todo if r in samples] if side == "candidate" else [])
             started = time.monotonic()
             chunk = answer(worker.call(request, p.Chunk))

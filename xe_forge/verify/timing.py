@@ -7,7 +7,8 @@ does in its process can slow the baseline down. Both sides run this same code, s
 symmetric by construction:
 - each repetition draws fresh inputs from its own seed (exactly as the reference process draws them),
   outside the timed region, so no output can be memoised;
-- a cache flush is queued, then a device mark, the call, a device mark, then the output's
+- cache flushes are queued (enough that the device's queue outlasts the host's time for the call:
+  clock.flush_pad, the same number on both sides), then a device mark, the call, a device mark, then the output's
   fingerprint (after the end mark, outside the interval), as triton.testing.do_bench times a call;
   one synchronize per chunk, so the host runs ahead and the intervals hold device work (plus the
   idle gaps a call's own host code leaves, which are part of its cost);
@@ -182,12 +183,12 @@ class TimingSession:
         self._warm_chunk()
         per_batch = max(1, int(BATCH_BYTES // max(self.rep_bytes, 1)))
         for start in range(0, len(todo), per_batch):
-            ms, fps = self._timed_batch([self._inputs(seed) for _, seed in todo[start:start + per_batch]])
+            ms, fps = self._timed_batch([self._inputs(seed) for _, seed in todo[start:start + per_batch]], req.pad)
             reply.ms += ms
             reply.fingerprints += fps
         return reply
 
-    def _timed_batch(self, batch: list[list[Any]]) -> tuple[list[float], list[list[float]]]:
+    def _timed_batch(self, batch: list[list[Any]], pad: int = 1) -> tuple[list[float], list[list[float]]]:
         """Each output is copied, right after its call, into a buffer allocated before the loop, and
         dropped: nothing is allocated inside a timed interval but the call's own output, which reuses
         the block the previous call's output freed (an H200 read short calls up to 5x slow, and eager
@@ -196,7 +197,8 @@ class TimingSession:
         kept = [_like(self.stand_in) for _ in batch]
         marks = []
         for (begin, end), inputs, target in zip(made, batch, kept, strict=True):
-            self.device.flush()
+            for _ in range(pad):  # the parent's padding (clock.flush_pad): the host stays ahead of a short call
+                self.device.flush()
             begin = self.device.mark(begin)
             out = flatten(self._call(self.model, inputs))
             marks.append((begin, self.device.mark(end)))
