@@ -74,18 +74,20 @@ class _Draws:
 
 @pytest.mark.parametrize("seed", range(40))
 def test_every_shape_runs_both_grad_modes_one_unpoisoned_call_and_one_late_call(seed: int):
-    calls = [p.CallPlan(id=i, state="s", inputs="i", output="o", reuse="t0" if i == "s0" else None)
-             for i in ("t0", "s0", "t1", "t2")]
+    reuse = {"s0": "t0", "s2": "t2"}
+    calls = [p.CallPlan(id=i, state="s", inputs="i", output="o", reuse=reuse.get(i))
+             for i in ("t0", "s0", "t1", "t2", "s2")]
     calls.append(p.CallPlan(id="ghost", state="s", inputs="i", output="o", ghost=True))
     check = ShapeCheck.__new__(ShapeCheck)
     check.draw = _Draws(seed)
-    check._modes(calls, unpoisoned=False)
-    checked, ghost = calls[:4], calls[4]
-    assert {(c.grad, c.input_grad) for c in checked} == set(GRAD_MODES)
+    check._modes(calls, unpoisoned=False, large={"t1"})
+    checked, ghost = calls[:5], calls[5]
+    # every grad mode on a call below ~1e5 (trial 1's inputs drown a dropped bias)
+    assert {(c.grad, c.input_grad) for c in checked if c.id != "t1"} == set(GRAD_MODES)
     assert sum(not c.poison for c in checked) == 1 and ghost.poison  # ghost replay needs its NaN
     late = [c for c in checked if c.warm]
     assert len(late) == 1 and WARM_CALLS[0] <= late[0].warm < WARM_CALLS[1] and not ghost.warm
-    assert late[0].id != "s0"  # between t0 and s0, warm calls would flush a cache keyed on t0's input storage
+    assert late[0].id not in reuse  # warm calls before a reuse call would flush a cache keyed on the input storage
 
 
 def test_an_unseen_shape_picked_unpoisoned_runs_its_call_unpoisoned():
@@ -93,7 +95,7 @@ def test_an_unseen_shape_picked_unpoisoned_runs_its_call_unpoisoned():
              p.CallPlan(id="ghost", state="s", inputs="i", output="o", ghost=True)]
     check = ShapeCheck.__new__(ShapeCheck)
     check.draw = _Draws(1)
-    check._modes(calls, unpoisoned=True)
+    check._modes(calls, unpoisoned=True, large=set())
     assert not calls[0].poison and calls[1].poison and calls[0].warm
 
 

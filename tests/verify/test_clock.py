@@ -53,10 +53,24 @@ def test_a_call_below_the_clocks_jitter_is_unresolved_not_rejected():
     assert check.verdict == "unresolved" and check.device_low_ms is None and check.floor_ms is None
 
 
-def test_noise_is_read_in_the_candidates_favour():
-    """The least candidate wall against the greatest null wall: one slow null round only loosens the bound."""
-    check = judge_clock([10.0, 10.0, 14.0], [30.0, 31.0, 32.0], n=10, pad=1, reported_ms=1.0, tolerance=0.0)
-    assert check.device_low_ms == pytest.approx((30.0 - 14.0) / 10)
+def test_noise_is_read_in_the_candidates_favour_and_one_stall_does_not_void_the_bound():
+    """The fastest candidate spin against a null level past the nulls' spread; a stall in one null round
+    (which only ever adds time) neither tightens the bound nor leaves the call unresolved."""
+    check = judge_clock([10.0, 10.2, 10.1], [30.0, 31.0, 32.0], n=10, pad=1, reported_ms=1.95, tolerance=0.0)
+    assert check.verdict == "consistent" and check.device_low_ms < (30.0 - 10.1) / 10
+    stalled = judge_clock([10.0, 10.1, 140.0], [130.0, 131.0, 130.5], n=11, pad=6, reported_ms=10.0 / 1.5,
+                          tolerance=0.15)
+    assert stalled.verdict == "inconsistent", "a 1.5x lie at 10 ms, one null round stalled by 130 ms"
+    assert stalled.device_low_ms == pytest.approx(10.9, abs=0.2)
+
+
+def test_a_timer_claiming_work_the_clock_would_have_seen_is_not_unresolved():
+    """Walls with no more in the candidate's spins than in the null ones: a timer claiming 5 ms per call
+    (55 ms per spin) contradicts the clock; one claiming 1 us per call (within the jitter) does not."""
+    null, cand = [5.0, 5.4, 5.2], [5.1, 5.3, 5.6]
+    claim = judge_clock(null, cand, n=11, pad=6, reported_ms=5.0, tolerance=0.15)
+    assert claim.verdict == "inconsistent" and "no more device work" in claim.message(baseline_ms=7.5)
+    assert judge_clock(null, cand, n=11, pad=6, reported_ms=0.001, tolerance=0.15).verdict == "unresolved"
 
 
 def test_spins_pad_past_the_host_time_and_fit_their_length():

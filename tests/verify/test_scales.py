@@ -114,3 +114,13 @@ def test_repeated_rows_at_a_large_magnitude_are_ill_conditioned_for_a_batch_norm
     with torch.no_grad():
         assert not conditioned([bn(*repeated)], [bn(*jittered(repeated, 1))], 1e-4, 1e-4)
         assert conditioned([bn(rows)], [bn(*jittered([rows], 1))], 1e-4, 1e-4)
+
+
+def test_a_draw_that_saturates_the_reference_to_a_constant_is_not_informative():
+    from xe_forge.verify.stability import varies
+
+    far = 1e5 * torch.randn(8, 64, generator=_gen())
+    saturated = torch.logsumexp(torch.sigmoid(far.abs()), dim=1)  # every sigmoid exactly 1: one value per row
+    assert not varies([saturated]), "a kernel writing 1 + log(64) would match it"
+    assert varies([torch.logsumexp(torch.sigmoid(torch.randn(8, 64, generator=_gen())), dim=1)])
+    assert varies([torch.tensor([3.0]), 2.5]), "a single element or a number is not a saturation"

@@ -35,8 +35,10 @@ def test_in_process_attack_on_the_judge_finds_nothing_to_attack(path: str, evalu
     assert not verdict.passed, verdict.feedback()
     assert verdict.stage_failed == stage, verdict.feedback()
     assert finding(verdict, check).message
-    if stage == "audit":  # nothing found to attack: the outputs are wrong
-        assert not any(t.passed for t in verdict.correctness[0].trials), verdict.feedback()
+    if stage == "audit":  # nothing found to attack: the answers are its own, wrong (a trial whose inputs are
+        # scaled to ~1e5 may not see a flipped bias within tolerance; had it found the reference, all would pass)
+        trials = verdict.correctness[0].trials
+        assert not trials[0].passed and not all(t.passed for t in trials), verdict.feedback()
 
 
 @pytest.mark.parametrize("path", [*ATTACKS, "trust/forged_reply.py"])

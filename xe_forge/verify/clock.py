@@ -9,18 +9,24 @@ spin is its device work plus a fixed overhead. The null spin has the same flushe
 overhead and synchronisation, without the call: the difference of the two, divided by n, is the
 device work of one call, with host time removed alike from both.
 
-Rule (per round r of R, spins alternating null/candidate):
+Rule (R rounds of spins, null and candidate alternating):
 
-    device_low = min over r of (candidate_wall[r] - max over r' of null_wall[r']) / n
+    null_level = median(null_wall) + 3 * 1.4826 * MAD(null_wall) + JITTER_MS
+    device_low = (min(candidate_wall) - null_level) / n
 
 is the least device work per call the clock is consistent with (noise read in the candidate's
-favour). The timer's median for the candidate must be at least (1 - tolerance) * device_low: a timer
-that reports less than the work the clock saw is lying. A device timer can still include idle gaps
-a call leaves while its host code runs (the timed loop has one flush ahead of each call, as
-triton.testing.do_bench does), so the honest timer never reads below the padded device work; the
-clock cannot see a lie that stays within those gaps, and says so. Where device_low is not positive
-(a call too short for the clock's jitter), the clock cannot resolve the call: "unresolved", and the
-ratio rests on the device timer alone.
+favour: its fastest spin against a null level past the nulls' own spread; a stall only ever adds
+time, so one slow null round neither tightens nor voids the bound). The timer's median for the
+candidate must be at least (1 - tolerance) * device_low: a timer that reports less than the work
+the clock saw is lying. A device timer can still include idle gaps a call leaves while its host
+code runs (the timed loop has one flush ahead of each call, as triton.testing.do_bench does), so the
+honest timer never reads below the padded device work; the clock cannot see a lie that stays within
+those gaps, and says so. Where device_low is not positive the clock cannot resolve the call. That is
+"unresolved" (the ratio rests on the device timer) only while the timer's own figure for a spin,
+n * reported, is also within the clock's noise; a timer that claims more device work per spin than
+the clock could miss, where the clock saw none, is "inconsistent": the spin holds those calls, and
+the parent's clock would have seen them (an H200 once let a timer doctored 1.5x at 10 ms pass as
+"unresolved").
 
 The baseline needs no such check: it is timed in a process that never runs the candidate.
 """
@@ -32,6 +38,8 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 ABS_SLACK_MS = 0.002  # device event resolution (about 0.5 us on CUDA) and rounding
+JITTER_MS = 0.1  # the least wall-clock jitter of a spin's round trip through the worker's pipe
+CLAIM_MARGIN_MS = 1.0  # device work per spin past twice the nulls' spread that the clock cannot miss
 
 
 class ClockCheck(BaseModel):
@@ -55,10 +63,23 @@ class ClockCheck(BaseModel):
 
     def message(self, baseline_ms: float) -> str:
         floor = self.floor_ms or 0.0
-        allowed = baseline_ms / floor if floor > 0 else float("inf")
+        if floor <= 0:
+            return (f"the timer reports the candidate at {self.reported_ms:.4f} ms per call, "
+                    f"{self.reported_ms * self.n:.1f} ms per padded spin (n={self.n}), but the parent's clock saw no "
+                    "more device work in the candidate's spins than in the null ones: the speedup is not confirmed")
+        allowed = baseline_ms / floor
         return (f"the timer reports the candidate at {self.reported_ms:.4f} ms per call, but the parent's clock saw "
                 f"{self.device_low_ms:.4f} ms of device work per call in padded spins (n={self.n}, host time hidden): "
                 f"the speedup it allows is at most {allowed:.2f}x")
+
+
+def null_level(null_wall_ms: list[float]) -> tuple[float, float]:
+    """(level, spread) of the null spins: their median plus a robust spread (3 scaled MADs) and the
+    clock's jitter floor; the spread is what the clock cannot tell from no work at all."""
+    walls = sorted(null_wall_ms)
+    median = _median(walls)
+    spread = 3 * 1.4826 * _median(sorted(abs(w - median) for w in walls)) + JITTER_MS
+    return median + spread, spread
 
 
 def judge_clock(null_wall_ms: list[float], candidate_wall_ms: list[float], *, n: int, pad: int,
@@ -68,14 +89,23 @@ def judge_clock(null_wall_ms: list[float], candidate_wall_ms: list[float], *, n:
                        reported_ms=reported_ms, tolerance=tolerance)
     if not null_wall_ms or not candidate_wall_ms or n <= 0:
         return check
-    worst_null = max(null_wall_ms)
-    low = min(w - worst_null for w in candidate_wall_ms) / n
+    level, spread = null_level(null_wall_ms)
+    low = (min(candidate_wall_ms) - level) / n
     floor = (1.0 - tolerance) * low - ABS_SLACK_MS
     if floor <= 0.0:
+        if reported_ms * n > 2 * spread + CLAIM_MARGIN_MS:  # the timer's calls would have shown
+            check.verdict = "inconsistent"
+            check.device_low_ms = max(low, 0.0)
         return check
     check.device_low_ms = low
     check.verdict = "consistent" if reported_ms >= floor else "inconsistent"
     return check
+
+
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
 
 
 HOST_FLUSH_MS = 0.01  # the host's time to queue one flush

@@ -38,7 +38,7 @@ from xe_forge.verify.draws import attempts, build_reference, signed_state
 from xe_forge.verify.int_ranges import int_highs
 from xe_forge.verify.models import CONSTANT_REFERENCE, Finding
 from xe_forge.verify.shapes import ShapeCase, plan_shapes
-from xe_forge.verify.stability import Float64Reference, conditioned, finite, jittered, stable
+from xe_forge.verify.stability import Float64Reference, conditioned, finite, jittered, stable, varies
 from xe_forge.verify.state_check import Expected, sent_state_findings
 from xe_forge.verify.transport import load_outputs
 from xe_forge.verify.weights import with_one_moved
@@ -216,8 +216,9 @@ class Judge:
     def _trial(self, prob: _Problem, case: ShapeCase, ref: Any, state: dict[str, Any], trial: p.TrialPlan):
         """Inputs for one trial and the reference's outputs on them. Signed inputs fall back to the
         problem's own where the reference is not finite; wide ones step their offset down until the fp32
-        reference is finite and stable (stability.py), then fall back to signed; signed ones at a small or
-        large magnitude (cases.SCALES) step down the same way, to unit scale."""
+        reference is finite, stable and not saturated to a constant (stability.py), then fall back to
+        signed; signed ones at a small or large magnitude (cases.SCALES) step down the same way, to unit
+        scale."""
         for attempt, offset, scale in attempts(trial.dist, trial.scale):
             try:
                 inputs = build_case(case.module, prob.spec, case.variant, seed=trial.seed, device=self.tdev,
@@ -232,7 +233,8 @@ class Judge:
                 if scale is None:
                     raise
                 continue
-            if attempt == "problem" or finite(want) and (not checked or self._stable(ref, want, state, inputs, prob)):
+            if attempt == "problem" or finite(want) and (not checked or varies(want)
+                                                        and self._stable(ref, want, state, inputs, prob)):
                 if trial.layout:
                     inputs, want = self._strided(ref, state, inputs, want, case, trial.layout, prob)
                 return inputs, want, "wide" if attempt == "hard" else attempt

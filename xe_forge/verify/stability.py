@@ -80,3 +80,13 @@ def finite(outputs: list[Any]) -> bool:
     import torch
 
     return all(bool(torch.isfinite(o).all()) for o in outputs if torch.is_tensor(o) and o.is_floating_point())
+
+
+def varies(outputs: list[Any]) -> bool:
+    """No floating output of more than one element is one value throughout. A draw far from unit scale
+    can saturate a reference (a sigmoid at exactly 1 before a logsumexp): its output is then a constant
+    that a kernel writing it would match, so such a draw tells nothing and the next, milder one is tried."""
+    import torch
+
+    return not any(o.numel() > 1 and bool((o == o.flatten()[0]).all())
+                   for o in outputs if torch.is_tensor(o) and o.is_floating_point())

@@ -105,11 +105,11 @@ def _open(record: dict[str, Any], device: str, limit: int) -> Any:
     if numel == 0 or extent * item > size_bytes or size_bytes > limit:
         raise ValueError("an output's view reaches past the storage it claims, or the storage is far too large")
     event = record.get("event")
+    args = (_int(record["device"]), _unb64(record["handle"]), size_bytes, _int(record["offset_bytes"]),
+            _unb64(record["rc_handle"]), _int(record["rc_offset"]), None if event is None else _unb64(event),
+            bool(record.get("sync")))  # every field read and checked before CUDA is touched
     torch.cuda.init()  # mapping a handle needs this process's CUDA context (torch's own rebuild does the same)
-    storage = torch.UntypedStorage._new_shared_cuda(
-        _int(record["device"]), _unb64(record["handle"]), size_bytes, _int(record["offset_bytes"]),
-        _unb64(record["rc_handle"]), _int(record["rc_offset"]), None if event is None else _unb64(event),
-        bool(record.get("sync")))
+    storage = torch.UntypedStorage._new_shared_cuda(*args)
     view = torch.empty(0, dtype=dtype, device=storage.device).set_(storage, offset, size, stride)
     copy = view.clone().to(device)
     del view, storage

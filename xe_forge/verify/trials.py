@@ -6,6 +6,7 @@ weights moved off them, and the problem's own inputs with signed ones:
 
     trial 0: initial weights, the problem's inputs     same storage: initial, signed at ~1e-3, t0's tensors
     trial 1: perturbed, signed up to ~1e5                trial 2: perturbed, wide
+    trial 2's storage: perturbed, signed, t2's tensors   (each grad mode on a call below ~1e5)
     (trial k: initial when k % 3 == 0, signed when k is odd)  unseen shapes: perturbed, signed
     ghost replay: fresh inputs with every Triton launch a no-op; its output must not be right
 
@@ -78,6 +79,8 @@ def plans(trials: int, *, full: bool, unseen: bool, layout: str | None = "transp
                         layout=layout if k == 1 else None, scale="large" if k == 1 else "unit"))
         if k == 0 and full:
             out.append(Plan("s0", "same storage, new values", "initial", "signed", reuse="t0", scale="small"))
+        if k == 2 and full:  # a fourth call at a scale where a dropped term shows: one per grad mode (_modes)
+            out.append(Plan("s2", "trial 2's storage, new values", "perturbed", "signed", reuse="t2"))
     return out
 
 
@@ -131,7 +134,7 @@ class ShapeCheck:
         if ghost_plan is not None:
             calls.append(p.CallPlan(id="ghost", state=prep.states[ghost_plan.weights], inputs=prep.inputs["ghost"],
                                     output=str(self.folder / f"{info.key}_out_ghost.pt"), ghost=True))
-        self._modes(calls, unpoisoned)
+        self._modes(calls, unpoisoned, {t.id for t in todo if t.scale == "large"})
         ran = answer(self.runner.call(p.Run(init=prep.init, seed=self.cand_seed, calls=calls, allowed=self.allowed,
                                             kernel_list=self.kernel_list), p.Ran))
         if ran.build_failure:
@@ -158,7 +161,7 @@ class ShapeCheck:
             self._diagnose(report, info, prep, todo)
         return report
 
-    def _modes(self, calls: list[p.CallPlan], unpoisoned: bool) -> None:
+    def _modes(self, calls: list[p.CallPlan], unpoisoned: bool, large: set[str]) -> None:
         """How each compared call runs, in secret: grad on or off (both among a shape's calls where it has
         two), one call with unpoisoned allocations, and one call at a secret index of a long-lived model.
         Production differs from a check in none of these, so a candidate that reads one (is_grad_enabled,
@@ -166,9 +169,11 @@ class ShapeCheck:
         checked = [c for c in calls if not c.ghost]
         if not checked:
             return
-        # distinct ways among a shape's calls (every one where there are calls enough), at secret positions
+        # distinct ways among a shape's calls (every one where there are calls enough), at secret positions;
+        # the calls at unit or small scale first: at ~1e5 a dropped bias is inside the tolerance, so a way
+        # given only to that call would go unseen
         ways = sorted(GRAD_MODES, key=lambda _: self.draw())
-        order = sorted(range(len(checked)), key=lambda _: self.draw())
+        order = sorted(range(len(checked)), key=lambda k: (checked[k].id in large, self.draw()))
         for n, k in enumerate(order):
             checked[k].grad, checked[k].input_grad = ways[n] if n < len(ways) else ways[self.draw() % len(ways)]
         if len(checked) >= 2:
