@@ -3,7 +3,8 @@
 # KernelBench shapes, the timer and the parent's clock on honest kernels and cheats (timing_gpu.py),
 # then one default `optimize`. Carry .whl/ (benchmarks/README.md). Results under $OUT.
 set -uo pipefail
-# sections (default all): checks timing accept; ACCEPT_ONLY=1,3 and ACCEPT_PARALLEL=1 pick the problems
+# sections (default all): checks timing accept; CHECKS=gemm12,conv1 picks the checks, ACCEPT_ONLY=1,3 and
+# ACCEPT_PARALLEL=1 the problems
 SECTIONS=${*:-checks timing accept}
 want() { [[ " $SECTIONS " == *" $1 "* ]]; }
 START=$(date +%s)
@@ -21,8 +22,11 @@ want checks && for case in "examples/12_Gemm_Multiply_LeakyReLU/kernel.py gemm12
             "examples/1_Conv2D_ReLU_BiasAdd/kernel.py conv1" \
             "benchmarks/problems/check/fused_bn84/kernel.py fused_bn84 -r examples/84_Gemm_BatchNorm_Scaling_Softmax/kernel_pytorch.py -s examples/84_Gemm_BatchNorm_Scaling_Softmax/spec.yaml"; do
   set -- $case
+  [[ -n "${CHECKS:-}" && ",$CHECKS," != *",$2,"* ]] && continue
   t0=$(date +%s.%N)
-  timeout "$(left 90)" python3 -m xe_forge check "$1" "${@:3}" --variant bench-gpu --json > "$OUT/check_$2.json" 2> "$OUT/check_$2.err"
+  mkdir -p "$OUT/prof/$2"  # every process of the check under cProfile (benchmarks/prof_top.py reads them)
+  XE_FORGE_WORKER_PROFILE="$OUT/prof/$2" timeout "$(left 90)" python3 -m cProfile -o "$OUT/prof/$2/parent.prof" \
+    -m xe_forge check "$1" "${@:3}" --variant bench-gpu --json > "$OUT/check_$2.json" 2> "$OUT/check_$2.err"
   rc=$?
   echo "check $2: rc=$rc wall=$(python3 -c "import time; print(round(time.time() - $t0, 1))") s"
   python3 - "$OUT/check_$2.json" <<'PY'
@@ -36,6 +40,7 @@ print("  passed", v.get("passed"), "stage", v.get("stage_failed"), "seconds", v.
 print("  phases", {k: v for k, v in list(v.get("phase_seconds", {}).items())[:8]})
 for f in v.get("findings", [])[:2]: print("  finding", f.get("check"), f.get("message", "")[:200])
 PY
+  python3 benchmarks/prof_top.py "$OUT/prof/$2" 9 > "$OUT/prof_$2.txt" 2>&1; head -c 2500 "$OUT/prof_$2.txt"
 done
 want timing && TIMING_DEADLINE=110 timeout "$(left 170)" python3 benchmarks/timing_gpu.py "$OUT/timing" 2>&1 | tee "$OUT/timing.log" | grep -v "^  " | tail -25
 want timing && python3 - "$OUT/timing/timing.json" <<'PY'
@@ -49,6 +54,9 @@ for r in d["honest"] + d["cheats"]:
     print(r.get("cheat", r.get("target")), "cand", r.get("cand_ms"), "base", r.get("base_ms"), "db",
           r.get("do_bench_cand_ms"), r.get("do_bench_base_ms"), "clock", c.get("verdict"), c.get("device_low_ms"),
           c.get("n"), c.get("pad"), "s", r.get("seconds"))
+    if c:
+        print("   walls null", [round(w, 1) for w in c.get("null_wall_ms", [])], "cand",
+              [round(w, 1) for w in c.get("candidate_wall_ms", [])])
 PY
 A=$(left 440)
 want accept && timeout "$A" python3 benchmarks/accept_gpu.py "$OUT/accept" --parallel "${ACCEPT_PARALLEL:-3}" \

@@ -124,3 +124,10 @@ def test_a_draw_that_saturates_the_reference_to_a_constant_is_not_informative():
     assert not varies([saturated]), "a kernel writing 1 + log(64) would match it"
     assert varies([torch.logsumexp(torch.sigmoid(torch.randn(8, 64, generator=_gen())), dim=1)])
     assert varies([torch.tensor([3.0]), 2.5]), "a single element or a number is not a saturation"
+
+
+def test_a_wide_trials_offset_takes_its_sign_from_the_secret_seed_and_tries_the_other():
+    up, down = attempts("wide", "unit", seed=0), attempts("wide", "unit", seed=1 << 17)
+    assert up[0] == ("hard", 100.0, None) and down[0] == ("hard", -100.0, None)
+    assert up[1] == ("hard", -100.0, None), "a reference that refuses one sign gets the other"
+    assert all(o < 0 for d, o, _ in down[2:] if d == "wide") and down[-1][0] == "problem"

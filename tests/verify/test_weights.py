@@ -56,8 +56,10 @@ def test_an_exact_port_of_a_degenerate_problem_passes_and_the_report_says_why(ev
     assert verdict.passed, verdict.feedback()
     flags = verdict.correctness[0].degenerate
     assert "output is matched by zeros at the initial weights" in flags
-    assert not any(f.endswith("perturbed weights") for f in flags)
-    assert any("perturbed weights carry the decision" in n for n in verdict.notes)
+    # the perturbed affine moves it off zero; how much the output then depends on the input is the
+    # draw's (a mean over a normalised group: weakly), so that flag may or may not hold there
+    assert not any("matched by zeros" in f and not f.endswith("at the initial weights") for f in flags)
+    assert any("the reference is degenerate" in n for n in verdict.notes)
 
 
 def test_zeros_on_a_degenerate_problem_fail_at_the_perturbed_weights(evaluator: Evaluator):

@@ -139,7 +139,7 @@ def describe_dists(module: ModuleType, spec: Spec | None) -> dict[str, str]:
     text = ", ".join(own[k] for k in sorted(kinds)) or "as drawn"
     where = "spec" if spec is not None and any(i.dist for i in spec.inputs.values()) else "get_inputs()"
     return {"problem": f"the problem's own: {text}, from {where}", "signed": "signed: standard normal",
-            "wide": "wide: an offset of up to 100 plus heavy tails (as real models' logits and activations), "
+            "wide": "wide: an offset of up to 100 (either sign) plus heavy tails (as real models' logits and activations), "
                     "as large as the fp32 reference stays finite and stable"}
 
 

@@ -31,6 +31,11 @@ class TorchGpuDevice(Device):
     def synchronize(self) -> None:
         self.module.synchronize()
 
+    def open_context(self) -> None:
+        import torch
+
+        torch.empty(1, device=self.torch_device())
+
     def lock(self) -> Any:
         from xe_forge.targets.device_lock import device_lock
 

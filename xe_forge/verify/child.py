@@ -16,6 +16,7 @@ import signal
 import sys
 import traceback
 from multiprocessing.connection import Connection
+from typing import Any
 
 
 def main(argv: list[str]) -> int:
@@ -24,10 +25,10 @@ def main(argv: list[str]) -> int:
     recv, send = Connection(int(req_fd), writable=False), Connection(int(rep_fd), readable=False)
     from xe_forge.targets import get_device
     from xe_forge.verify import protocol as p
-    from xe_forge.verify.sandbox import envelope, opened
 
     device = get_device(device_kind, target)
     device.prepare_process()
+    device.open_context()
     if role == "judge":
         from xe_forge.verify.judge import Judge
 
@@ -37,6 +38,23 @@ def main(argv: list[str]) -> int:
         from xe_forge.verify.runner import Runner
 
         server, requests, guarded = Runner(device), p.RUNNER_REQUESTS, True
+    profile_dir = os.environ.get("XE_FORGE_WORKER_PROFILE")  # a diagnosis: where a check's seconds go
+    if profile_dir:
+        import cProfile
+
+        profiler = cProfile.Profile()
+        try:
+            return _serve(recv, send, server, requests, guarded, profiler)
+        finally:
+            profiler.dump_stats(os.path.join(profile_dir, f"{role}-{os.getpid()}.prof"))
+    return _serve(recv, send, server, requests, guarded, None)
+
+
+def _serve(recv: Connection, send: Connection, server: Any, requests: Any, guarded: bool, profiler: Any) -> int:
+    """Answer requests until an empty message or a closed pipe (0), or a reply that reports a patch."""
+    from xe_forge.verify import protocol as p
+    from xe_forge.verify.sandbox import envelope, opened
+
     while True:
         try:
             data = recv.recv_bytes()
@@ -47,10 +65,15 @@ def main(argv: list[str]) -> int:
         rid, body = opened(data)
         request = requests.validate_python(body)
         guard = server.guard() if guarded else None
+        if profiler is not None:
+            profiler.enable()
         try:
             reply = p.Pong(pid=os.getpid()) if request.op == "ping" else server.handle(request)
         except BaseException as exc:  # the worker must answer, whatever the code it runs did
             reply = p.Reply(error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc()[-4000:])
+        finally:
+            if profiler is not None:
+                profiler.disable()
         if guard is not None:
             reply.patched = guard.changed()
         send.send_bytes(envelope(rid, reply))

@@ -53,12 +53,17 @@ def signed_state(initial: dict[str, Any], seed: int, params: set[str],
     return perturbed(initial, seed)
 
 
-def attempts(dist: str, scale: str) -> list[Attempt]:
+def attempts(dist: str, scale: str, seed: int = 0) -> list[Attempt]:
     """The draws a trial tries in turn: wide ones with their hard slices, then plainer offsets, then signed;
-    scaled signed ones down to unit scale; the problem's own inputs last."""
+    scaled signed ones down to unit scale; the problem's own inputs last. A wide trial's offset has a
+    sign drawn from its secret seed (activations sit far below zero as often as above: a kernel right
+    only for positive offsets fails half the checks), and the other sign is tried next where the
+    reference refuses it (a log of the input)."""
     out: list[Attempt] = [(dist, WIDE_OFFSETS[0], None)]
     if dist == "wide":
-        out = [("hard", WIDE_OFFSETS[0], None)] + [("wide", o, None) for o in WIDE_OFFSETS] + [("signed", 0.0, None)]
+        sign = -1.0 if (seed >> 17) & 1 else 1.0
+        out = [("hard", sign * WIDE_OFFSETS[0], None), ("hard", -sign * WIDE_OFFSETS[0], None)] \
+            + [("wide", sign * o, None) for o in WIDE_OFFSETS] + [("signed", 0.0, None)]
     elif dist == "signed" and scale in SCALES:
         out = [("signed", 0.0, s) for s in SCALES[scale]] + out
     return [*out, ("problem", 0.0, None)]

@@ -80,6 +80,10 @@ def install() -> None:
     from xe_forge.targets.autotune_rotation import on_untried
 
     on_untried(record_tiles)  # configs the CPU's autotune rotation does not run this time still count
+    from xe_forge.verify import interpreter_speed, strict_interpreter
+
+    strict_interpreter.install()  # masked-off lanes, tl.multiple_of and grid limits as a GPU has them
+    interpreter_speed.install()  # a device function's call does not re-patch what its launch patched
     _INSTALLED.append(True)
 
 

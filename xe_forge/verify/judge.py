@@ -219,7 +219,7 @@ class Judge:
         reference is finite, stable and not saturated to a constant (stability.py), then fall back to
         signed; signed ones at a small or large magnitude (cases.SCALES) step down the same way, to unit
         scale."""
-        for attempt, offset, scale in attempts(trial.dist, trial.scale):
+        for attempt, offset, scale in attempts(trial.dist, trial.scale, trial.seed):
             try:
                 inputs = build_case(case.module, prob.spec, case.variant, seed=trial.seed, device=self.tdev,
                                     dtype=prob.dtype, dist=attempt, offset=offset, int_highs=case.int_highs,

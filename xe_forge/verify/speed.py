@@ -140,9 +140,12 @@ def _prepare_side(ev: Any, base_w: Any, side: Versus, plan: Any) -> p.TimeReady:
 
 def _interleave(ev: Any, cand_w: Any, base_w: Any, cand: p.TimeReady, base: p.TimeReady) -> Interleaved:
     """ABBA chunks of repetitions, each side in its own process; the parent's clock around each chunk."""
-    # one padding for both sides, from the slower host: the timed interval holds device work on either
-    # side (the copy of each output into its buffer and the two marks are host work of the loop too)
-    pad = flush_pad(max(cand.host_ms, base.host_ms) + 2 * HOST_FLUSH_MS, cand.flush_ms)
+    # one padding for both sides, from the faster host: it hides the host time both sides share (the
+    # loop's copy and marks, one launch), so a short call is not read at its host time; a side's own
+    # extra host time (ten launches, Python around them) still counts against it, as do_bench counts
+    # it. Padding past the slower host read ten 12 us launches at their device time, 0.12 ms, where
+    # do_bench read 0.20 ms: a host-bound candidate would be credited a win it does not have.
+    pad = flush_pad(min(cand.host_ms, base.host_ms) + 2 * HOST_FLUSH_MS, cand.flush_ms)
     reps = choose_reps(cand.call_ms, base.call_ms, cand.flush_ms, pad=pad)
     seeds = [ev.draw() for _ in range(reps)]
     samples = sorted({int(ev.fraction() * reps) % reps for _ in range(SAMPLES)}) if reps >= 3 * SAMPLES else []
