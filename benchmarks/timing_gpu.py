@@ -189,7 +189,10 @@ def main(out: Path) -> int:
                                "honest": [], "cheats": []}
     print(f"calibration: {a:.4f} ms + {b * 1e3:.4f} us per repeat", flush=True)
     with Evaluator(DEVICE, timeout=240, trials=1, cpu_timing=DRY) as ev:
+        picked = {int(k) for k in os.environ.get("TIMING_PAIRS", "").split(",") if k}  # e.g. 1,2: a short call
         for i, ((c_ms, c_l), (b_ms, b_l)) in enumerate(PAIRS[:2] if DRY else PAIRS):
+            if picked and i not in picked:
+                continue
             if time.monotonic() - STARTED > DEADLINE:
                 results["honest"].append({"skipped": "deadline"})
                 continue
