@@ -3,6 +3,8 @@ device is an environment error (exit 3), an unknown name or target a bad input (
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from xe_forge.errors import EnvError, InputError
@@ -79,3 +81,14 @@ def test_resolve_target_uses_what_a_gpu_detects(monkeypatch):
 def test_cuda_target_from_capability():
     assert target_for_capability((9, 0)) == "nvidia-sm90"
     assert target_for_capability((8, 0)) == "nvidia-any"
+
+
+def test_a_cuda_worker_tears_cupti_down_after_profiling_unless_told_otherwise(monkeypatch):
+    """The candidate's process profiles its checked calls (GPU kernel list) before it is timed; Kineto
+    keeps CUPTI initialised afterwards unless TEARDOWN_CUPTI=1, and every later launch pays for it."""
+    monkeypatch.delenv("TEARDOWN_CUPTI", raising=False)
+    CudaDevice().prepare_process()
+    assert os.environ["TEARDOWN_CUPTI"] == "1"
+    monkeypatch.setenv("TEARDOWN_CUPTI", "0")  # a user's own setting stands
+    CudaDevice().prepare_process()
+    assert os.environ["TEARDOWN_CUPTI"] == "0"

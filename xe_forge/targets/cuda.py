@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from xe_forge.targets.base import DeviceProperties, OptionProblem, Toolchain, register
@@ -32,6 +33,14 @@ class CudaDevice(TorchGpuDevice):
         except ImportError:
             return False
         return bool(torch.cuda.is_available())
+
+    def prepare_process(self) -> None:
+        # Kineto leaves CUPTI initialised after a profiler session unless told to tear it down, and every
+        # later launch in the process pays for it (pytorch/pytorch#144455). The candidate's process
+        # profiles its checked calls for the GPU kernel list, then is timed; on an H200 the same file's
+        # host code ran about twice as slow there as in the baseline's process, which never profiles
+        # (this is the likely cause; that it is the whole cause has not yet been shown on a GPU).
+        os.environ.setdefault("TEARDOWN_CUPTI", "1")
 
     def properties(self) -> CudaProperties:
         import torch
