@@ -91,3 +91,35 @@ def test_options_are_checked_for_the_gpu_the_kernel_is_prepared_for():
     assert {p.option for p in nvidia.validate_launch_options({"grf_mode": "256", "num_warps": 64})} == {
         "grf_mode", "num_warps"}
     assert nvidia.validate_launch_options({"maxnreg": 128, "num_warps": 8}) == []
+
+
+def test_the_interpreters_bf16_arithmetic_is_arithmetic_not_bit_patterns():
+    """Triton's interpreter stores bf16 as uint16 and applied numpy's operators to the bits: `x > 0`
+    held for every negative x and a clamp or an add was integer work (red team 4: a wrong bf16 ReLU
+    passed, an honest bf16 kernel failed). CpuDevice.prepare_process widens to fp32 and rounds back."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent('''
+        import torch, triton, triton.language as tl
+        from xe_forge.targets.cpu import CpuDevice
+        CpuDevice().prepare_process()
+
+        @triton.jit
+        def epilogue(x, out, n, B: tl.constexpr):
+            o = tl.program_id(0) * B + tl.arange(0, B)
+            v = tl.load(x + o, mask=o < n, other=0.0)
+            v = tl.minimum(tl.maximum(tl.where(v > 0, v, 0.0) * 2.0 + 1.0, 0.5), 3.0)
+            tl.store(out + o, -v, mask=o < n)  # a bf16 negation: unary, on the bits before
+
+        x = torch.randn(1000).bfloat16()
+        out = torch.empty_like(x)
+        epilogue[(8,)](x, out, 1000, B=128)
+        want = -torch.clamp(torch.relu(x) * 2.0 + 1.0, 0.5, 3.0)
+        print(float((out.float() - want.float()).abs().max()))
+    ''')
+    ran = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "TRITON_INTERPRET": "1"})
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    assert float(ran.stdout) <= 1 / 64, "within one bf16 rounding of values up to 3"

@@ -73,6 +73,63 @@ def patch_interpreter_dot() -> None:
     builder.create_dot = create_dot
 
 
+def _bf16_to_f32(data):
+    import numpy as np
+
+    return (np.asarray(data).astype(np.uint32) << np.uint32(16)).view(np.float32)
+
+
+def _f32_to_bf16(data):
+    """fp32 to bf16 bits, rounding to nearest even (NaN kept a NaN), as a GPU's conversion does."""
+    import numpy as np
+
+    bits = np.ascontiguousarray(data, dtype=np.float32).view(np.uint32)
+    rounded = ((bits + np.uint32(0x7FFF) + ((bits >> np.uint32(16)) & np.uint32(1))) >> np.uint32(16)).astype(np.uint16)
+    return np.where(np.isnan(np.asarray(data, dtype=np.float32)), np.uint16(0x7FC0), rounded)
+
+
+def patch_interpreter_bf16() -> None:
+    """Make the interpreter's bf16 arithmetic arithmetic. It stores bf16 as uint16 and applies numpy's
+    operators to those bit patterns, so a bf16 add, compare, clamp or exp is integer work on raw bits
+    (a ReLU's `x > 0` is true for every negative x). Here a bf16 operand is widened to fp32 (exact),
+    the operation done there, and a floating result rounded back to bf16 (nearest even); comparisons
+    give their booleans. A port's bf16 epilogue failed the 16-bit contract on it, and a red team's
+    wrong bf16 ReLU passed."""
+    from triton.runtime import interpreter
+
+    builder = interpreter.InterpreterBuilder
+    if getattr(builder.binary_op, "_xe_forge_bf16", False):
+        return
+    binary, unary = builder.binary_op, builder.unary_op
+
+    def is_bf16(handle):
+        return handle.dtype.scalar.name == "bf16"
+
+    def widened(handle):
+        return interpreter.TensorHandle(_bf16_to_f32(handle.data), interpreter.tl.float32)
+
+    def narrowed(handle):
+        if handle.dtype.scalar.name != "fp32" or handle.data.dtype.kind != "f":
+            return handle  # a comparison's booleans
+        return interpreter.TensorHandle(_f32_to_bf16(handle.data), interpreter.tl.bfloat16)
+
+    def binary_op(self, lhs, rhs, op):
+        if not (is_bf16(lhs) and is_bf16(rhs)) or op in BITWISE:
+            return binary(self, lhs, rhs, op)
+        return narrowed(binary(self, widened(lhs), widened(rhs), op))
+
+    def unary_op(self, arg, op):
+        if not is_bf16(arg):
+            return unary(self, arg, op)
+        return narrowed(unary(self, widened(arg), op))
+
+    import numpy as np
+
+    BITWISE = (np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.left_shift, np.right_shift)
+    binary_op._xe_forge_bf16 = True
+    builder.binary_op, builder.unary_op = binary_op, unary_op
+
+
 @register
 class CpuDevice(Device):
     kind = "cpu"
@@ -104,6 +161,7 @@ class CpuDevice(Device):
         os.environ["TRITON_INTERPRET"] = "1"
         patch_autotuner()
         patch_interpreter_dot()
+        patch_interpreter_bf16()
         patch_program_order()
 
     def validate_launch_options(self, options: dict[str, Any]) -> list[OptionProblem]:

@@ -1,0 +1,24 @@
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.bias = nn.Parameter(torch.randn(n))
+
+    def forward(self, x):
+        return torch.relu(x) + self.bias
+
+
+b = 4
+m = 6
+n = 40
+
+
+def get_inputs():
+    return [torch.randn(b, m, n)]
+
+
+def get_init_inputs():
+    return [n]
