@@ -80,12 +80,12 @@ def _bf16_to_f32(data):
 
 
 def _f32_to_bf16(data):
-    """fp32 to bf16 bits, rounding to nearest even (NaN kept a NaN), as a GPU's conversion does."""
+    """fp32 to bf16 bits, rounded as torch (and a GPU's conversion) rounds: to nearest even."""
     import numpy as np
+    import torch
 
-    bits = np.ascontiguousarray(data, dtype=np.float32).view(np.uint32)
-    rounded = ((bits + np.uint32(0x7FFF) + ((bits >> np.uint32(16)) & np.uint32(1))) >> np.uint32(16)).astype(np.uint16)
-    return np.where(np.isnan(np.asarray(data, dtype=np.float32)), np.uint16(0x7FC0), rounded)
+    f32 = torch.from_numpy(np.ascontiguousarray(data, dtype=np.float32))
+    return f32.to(torch.bfloat16).view(torch.int16).numpy().view(np.uint16)
 
 
 def patch_interpreter_bf16() -> None:

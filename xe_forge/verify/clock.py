@@ -33,6 +33,7 @@ The baseline needs no such check: it is timed in a process that never runs the c
 
 from __future__ import annotations
 
+import statistics
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -76,9 +77,8 @@ class ClockCheck(BaseModel):
 def null_level(null_wall_ms: list[float]) -> tuple[float, float]:
     """(level, spread) of the null spins: their median plus a robust spread (3 scaled MADs) and the
     clock's jitter floor; the spread is what the clock cannot tell from no work at all."""
-    walls = sorted(null_wall_ms)
-    median = _median(walls)
-    spread = 3 * 1.4826 * _median(sorted(abs(w - median) for w in walls)) + JITTER_MS
+    median = statistics.median(null_wall_ms)
+    spread = 3 * 1.4826 * statistics.median(abs(w - median) for w in null_wall_ms) + JITTER_MS
     return median + spread, spread
 
 
@@ -100,12 +100,6 @@ def judge_clock(null_wall_ms: list[float], candidate_wall_ms: list[float], *, n:
     check.device_low_ms = low
     check.verdict = "consistent" if reported_ms >= floor else "inconsistent"
     return check
-
-
-def _median(values: list[float]) -> float:
-    ordered = sorted(values)
-    mid = len(ordered) // 2
-    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
 
 
 HOST_FLUSH_MS = 0.01  # the host's time to queue one flush
