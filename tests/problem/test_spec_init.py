@@ -17,9 +17,9 @@ from xe_forge.cli.app import app
 from xe_forge.errors import InputError
 from xe_forge.problem.constants import module_constants, rewrite_constants
 from xe_forge.problem.spec import SpecError, load_spec
-from xe_forge.problem.spec_bind import fit_many, fit_one
-from xe_forge.problem.spec_init import init_spec, render_yaml
-from xe_forge.problem.spec_probe import InitFact, InputFact, ProbeResult, ladder
+from xe_forge.spec_init.bind import fit_many, fit_one
+from xe_forge.spec_init.probe import InitFact, InputFact, ProbeResult, ladder
+from xe_forge.spec_init.writer import init_spec, render_yaml
 
 REPO = Path(__file__).resolve().parents[2]
 KB = Path(__file__).parent / "fixtures" / "kb"

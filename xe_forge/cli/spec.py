@@ -32,7 +32,7 @@ def init(
     """Write a spec from the kernel's get_inputs(), get_init_inputs() and module constants: dims named after
     the constants, a `ci` variant small enough for the interpreter, `bench-gpu` at the file's own sizes, and
     unseen shapes. The file is imported in a separate process, never in this one."""
-    from xe_forge.problem.spec_init import init_spec
+    from xe_forge.spec_init.writer import init_spec
 
     def go() -> int:
         with LiveStatus(err_console) as status:
@@ -41,7 +41,7 @@ def init(
             done = init_spec(kernel, output=output, reference=reference, force=force, check=False, timeout=timeout)
             if check:
                 status.phase(f"xe-forge check --device cpu {kernel} --spec {done.path}")
-                from xe_forge.problem.spec_init import check_with
+                from xe_forge.spec_init.writer import check_with
 
                 done.verdict = check_with(kernel, reference, Path(done.path))
         p = done.probe

@@ -1,7 +1,7 @@
 """`xe-forge spec init KERNEL`: write a working spec from the kernel's own get_inputs() /
 get_init_inputs() and module constants, so nobody writes one from scratch (format: docs/SPEC.md).
 
-The file is imported only by the probe, in a process of its own (problem/spec_probe.py); this side
+The file is imported only by the probe, in a process of its own (spec_init/probe.py); this side
 writes the YAML, reads it back with the same loader every command uses, and checks the kernel with
 it on the CPU, as `xe-forge check --device cpu` would.
 """
@@ -21,7 +21,7 @@ from pydantic import BaseModel
 from xe_forge.errors import InputError
 from xe_forge.problem.kernel import SPEC_NAMES, SourceFile, read_source, resolve_reference
 from xe_forge.problem.spec import load_spec, spec_doc
-from xe_forge.problem.spec_probe import ProbeRequest, ProbeResult
+from xe_forge.spec_init.probe import ProbeRequest, ProbeResult
 from xe_forge.verify.models import Verdict
 
 PROBE_TIMEOUT = 600.0  # the probe imports torch and runs the kernel under the interpreter a few times
@@ -51,7 +51,7 @@ def run_probe(kernel: Path, reference: Path | None, timeout: float = PROBE_TIMEO
         (Path(tmp) / "request.json").write_text(request.model_dump_json())
         env = scrubbed_environ() | {"TRITON_INTERPRET": "1", "PYTHONUNBUFFERED": "1"}
         try:
-            done = subprocess.run([sys.executable, "-m", "xe_forge.problem.spec_probe", str(Path(tmp) / "request.json")],
+            done = subprocess.run([sys.executable, "-m", "xe_forge.spec_init.probe", str(Path(tmp) / "request.json")],
                                   env=env, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
             raise InputError(f"spec init: probing {kernel} took over {timeout:.0f} s",

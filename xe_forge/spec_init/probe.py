@@ -1,7 +1,7 @@
-"""`xe-forge spec init`'s probe, in a process of its own (`python -m xe_forge.problem.spec_probe REQUEST.json`):
+"""`xe-forge spec init`'s probe, in a process of its own (`python -m xe_forge.spec_init.probe REQUEST.json`):
 the problem file is imported here, never in the CLI's process.
 
-1. Binding (problem/spec_bind.py): each input size and constructor argument as an expression over
+1. Binding (spec_init/bind.py): each input size and constructor argument as an expression over
    the module constant that drives it, found by rebinding the constants.
 2. `ci`: sizes shrunk for the interpreter (batch-like sizes to ~11, feature sizes to ~67, odd first,
    then multiples of 8, 32, 128 until the reference accepts them and the kernel matches it).
@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from xe_forge.problem.spec_bind import Loader, bind
+from xe_forge.spec_init.bind import Loader, bind
 
 GEOMETRY_TOKENS = {"kernel", "ksize", "stride", "padding", "pad", "dilation", "pool", "window"}  # never shrunk
 COUNT_TOKENS = {"group", "groups", "heads", "head"}  # shrunk only together with what they divide
