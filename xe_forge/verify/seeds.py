@@ -50,3 +50,19 @@ class SeedStream:
 
     def fraction(self) -> float:
         return self.draw() / float(1 << 62)
+
+
+COMMON_SEEDS = (0, 1, 42, 123, 1234, 2024, 3407)  # what scripts and benchmark harnesses seed
+
+
+def construction_seed(drawn: int) -> int:
+    """The seed the candidate's model is built under, made to look like production's (red team 4, R6):
+    a 62-bit HMAC value told a check from a script (`torch.initial_seed() >= 2**32` in `__init__`).
+    Drawn in secret: a 64-bit value (what an unseeded process reports), a seed scripts use, or a 32-bit
+    value, so no rule on the seed separates a check from a user's run."""
+    choice, value = drawn % 3, drawn >> 2
+    if choice == 0:
+        return (value * 0x9E3779B97F4A7C15) % (1 << 64)  # spread over 64 bits, as torch's own draw
+    if choice == 1:
+        return COMMON_SEEDS[value % len(COMMON_SEEDS)]
+    return value % (1 << 32)

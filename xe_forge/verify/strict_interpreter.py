@@ -11,6 +11,9 @@ promise:
   interpreter ignores it. Here the promise is checked where it can be: a scalar must be a multiple of
   n, and so must the first element of a tensor (offsets start a multiple, as `pid * BLOCK + arange`
   does; the elements after it are a contiguous run, which the hint does not constrain);
+- `tl.max_contiguous(x, n)` and `tl.max_constancy(x, n)` promise runs of n consecutive (or equal)
+  values along each dimension, which a GPU build loads as one vector (or one value): a false promise
+  reads the wrong elements there (red team 4, R4), so the runs are checked on the values;
 - a grid of any size runs; CUDA refuses grid y or z above 65535 and x above 2**31 - 1, so a kernel
   that launches such a grid cannot run on every target, and fails here as it would there.
 
@@ -28,7 +31,7 @@ _INSTALLED: list[bool] = []
 
 
 class HintBroken(ValueError):
-    """A tl.multiple_of promise that the values do not keep."""
+    """A compiler hint (multiple_of, max_contiguous, max_constancy) that the values do not keep."""
 
 
 def install() -> bool:
@@ -92,27 +95,74 @@ def _limited_grid(original: Any) -> Any:
 def _checked_hints(original: Any) -> Any:
     def patch_lang_core(lang: Any, scope: Any) -> Any:
         result = original(lang, scope)
-        hinted = getattr(lang, "multiple_of", None)
-        if callable(hinted):
-            scope.set_attr(lang, "multiple_of", _checked_multiple_of(hinted))
+        for name, check in (("multiple_of", check_multiple_of), ("max_contiguous", check_contiguous),
+                            ("max_constancy", check_constancy)):
+            hinted = getattr(lang, name, None)
+            if callable(hinted):
+                scope.set_attr(lang, name, _checked(hinted, check))
         return result
 
     return patch_lang_core
 
 
-def _checked_multiple_of(hinted: Any) -> Any:
-    def multiple_of(input: Any, values: Any, *args: Any, **kwargs: Any) -> Any:
-        check_multiple_of(input, values)
+def _checked(hinted: Any, check: Any) -> Any:
+    def hint(input: Any, values: Any, *args: Any, **kwargs: Any) -> Any:
+        check(input, values)
         return hinted(input, values, *args, **kwargs)
 
-    return multiple_of
+    return hint
+
+
+def _steps(values: Any) -> list[int]:
+    return [int(getattr(v, "value", v)) for v in (values if isinstance(values, (list, tuple)) else [values])]
+
+
+def _runs(input: Any, values: Any) -> Any:
+    """(array, axis, run length, first element of each element's run) for every hinted axis of a tensor."""
+    import numpy as np
+
+    data = getattr(getattr(input, "handle", None), "data", None)
+    if data is None:
+        return
+    array = np.asarray(data)
+    steps = _steps(values)
+    if array.ndim == 0 or len(steps) != array.ndim:
+        return
+    for axis, step in enumerate(steps):
+        if step <= 1:
+            continue
+        index = np.arange(array.shape[axis])
+        first = np.take(array, (index // step) * step, axis=axis)
+        offset = (index % step).reshape([-1 if d == axis else 1 for d in range(array.ndim)])
+        yield array, axis, step, first, offset
+
+
+def check_contiguous(input: Any, values: Any) -> None:
+    """Raise HintBroken where a run of `values[d]` elements along d is not consecutive integers."""
+    import numpy as np
+
+    for array, axis, step, first, offset in _runs(input, values):
+        if np.issubdtype(array.dtype, np.integer) and not np.array_equal(array, first + offset.astype(array.dtype)):
+            raise HintBroken(f"tl.max_contiguous promises runs of {step} consecutive values along dimension "
+                             f"{axis}, but these values break them: a GPU build would load each run as one "
+                             "vector and read the wrong elements")
+
+
+def check_constancy(input: Any, values: Any) -> None:
+    """Raise HintBroken where a run of `values[d]` elements along d is not one value."""
+    import numpy as np
+
+    for array, axis, step, first, _ in _runs(input, values):
+        if not np.array_equal(array, first, equal_nan=np.issubdtype(array.dtype, np.floating)):
+            raise HintBroken(f"tl.max_constancy promises runs of {step} equal values along dimension {axis}, "
+                             "but these values differ inside a run: a GPU build would read one value per run")
 
 
 def check_multiple_of(input: Any, values: Any) -> None:
     """Raise HintBroken where a scalar, or a tensor's first element, is not a multiple of the hint."""
     import numpy as np
 
-    steps = [getattr(v, "value", v) for v in (values if isinstance(values, (list, tuple)) else [values])]
+    steps = _steps(values)
     data = getattr(getattr(input, "handle", None), "data", None)
     if data is None:
         value = getattr(input, "value", input)  # a host int (a constexpr, an induction variable)

@@ -25,6 +25,7 @@ from xe_forge.verify import protocol as p
 from xe_forge.verify.budget import budget_findings, merge_families
 from xe_forge.verify.models import AuditSummary, CorrectnessReport, Finding, TrialResult
 from xe_forge.verify.sandbox import Worker, WorkerGone
+from xe_forge.verify.seeds import construction_seed
 
 MAX_DIAGNOSED = 16  # state entries tried one by one when a perturbed-weight trial fails
 WARM_CALLS = (64, 512)
@@ -109,7 +110,7 @@ class ShapeCheck:
     prepared: dict[str, p.Prepared] = field(default_factory=dict)  # shape key -> its last preparation
 
     def __post_init__(self) -> None:
-        self.cand_seed = self.draw()
+        self.cand_seed = construction_seed(self.draw())  # the same for checked and timed calls
 
     def run(self, info: p.ShapeInfo, *, trials: int, full: bool, layout: str | None = "transposed",
             unpoisoned: bool = False) -> CorrectnessReport:
