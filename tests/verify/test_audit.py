@@ -111,6 +111,25 @@ def test_views_movement_and_allocation_are_free_and_compute_is_counted():
     assert audit.summary_.torch_flops == 2 * 2 * 4 * 4 and set(audit.summary_.compute_ops) == {"addmm"}
 
 
+def test_a_copy_that_resolves_a_lazy_view_computes():
+    """Red team 4, R2: `.view(complex64).conj().imag` copied is -x, and a float read as int16 halves
+    copied is its truncation to bf16; views are free, the copy that materialises them is compute."""
+    model = torch.nn.Linear(4, 4)
+    x = torch.randn(2, 4)
+    with audit_call(model, [], on_gpu=False) as audit:
+        pairs = torch.stack([torch.zeros_like(x), x], dim=-1).view(torch.complex64)
+        negated = torch.empty(2, 4)
+        negated.copy_(pairs.conj().imag.squeeze(-1))
+    assert torch.equal(negated, -x), "the attack works: the copy negates"
+    assert audit.summary_.torch_flops > 0 and "copy_ of a negative view" in audit.summary_.refused_ops
+    with audit_call(model, [], on_gpu=False) as audit:
+        x.view(torch.int16)[..., 1::2].clone()
+    assert "clone of data read as torch.int16" in audit.summary_.refused_ops, audit.summary_.refused_ops
+    with audit_call(model, [], on_gpu=False) as audit:
+        x.t().contiguous().view(2, 4).clone()  # views of the same dtype stay movement
+    assert audit.summary_.torch_flops == 0
+
+
 def test_an_allowed_function_or_submodule_covers_its_own_work_only():
     model = torch.nn.Sequential(torch.nn.Linear(4, 4))
     x = torch.randn(2, 4)

@@ -48,7 +48,7 @@ MOVEMENT = frozenset({
 # MOVEMENT is an allowlist: copies, casts, allocation, concatenation and padding, whose output shape and
 # layout follow from the input shapes alone. Everything else is compute: a reorder by data or by index
 # (flip, roll, sort, gather, index) is work a kernel must do, and an op whose output shape depends on the
-# data (below) is compute too, and a host channel besides (its shape is data on the host)
+# data (below) is compute too, and a host channel besides (its shape is data on the host); a copy of a lazy view (conj, neg, another dtype's bits) computes (lazy_view)
 DATA_DEPENDENT = frozenset({"nonzero", "nonzero_static", "argwhere", "masked_select", "_unique", "_unique2",
                             "unique_dim", "unique_consecutive", "unique_dim_consecutive"})
 SYNCING = frozenset({"_local_scalar_dense", "item", "equal", "is_nonzero"} | DATA_DEPENDENT)
@@ -114,9 +114,12 @@ class WorkAudit:
         self.attribution = Attribution(in_launch=lambda: launches is not None and launches.depth > 0)
         self.summary_ = AuditSummary(calls=1)
         self.ok_ops: set[str] = set()  # aten ops whose GPU kernels are accounted for
+        self.reread: set[tuple[int, Any]] = set()  # (storage, dtype) a view reads as another dtype than its data
 
     def record(self, func: Any, args: tuple, kwargs: dict, out: Any, frame: Any = None) -> None:
         name = func._overloadpacket.__name__
+        if getattr(func, "is_view", False):
+            self._note_reinterpretation(args, out)
         if name in FREE or getattr(func, "is_view", False) or getattr(func, "namespace", "") == "profiler":
             # a profiler range (the harness's launch label) touches no tensor data; a kernel file cannot reach
             # the profiler (host_subset.py)
@@ -137,7 +140,9 @@ class WorkAudit:
             return
         lossy = lossy_cast(name, args, out, self.keep) if self.keep else None
         label = name if lossy is None else f"cast {lossy}"  # a lossy cast computes (casts.py)
-        if lossy is None and (name in MOVEMENT or name in HOST_SCALARS):
+        lazy = lazy_view(tensors_in, self.reread) if name in MOVEMENT else None
+        label = label if lazy is None else f"{name} of {lazy}"
+        if lossy is None and lazy is None and (name in MOVEMENT or name in HOST_SCALARS):
             self.summary_.movement_bytes += float(sum(_nbytes(t) for t in tensors_in + _tensors(out)))
             self.ok_ops.add(name)
             return
@@ -151,6 +156,11 @@ class WorkAudit:
         else:
             self.summary_.torch_flops += max(flops, 1.0)
             self.summary_.refused_ops[label] = self.summary_.refused_ops.get(label, 0) + 1
+
+    def _note_reinterpretation(self, args: tuple, out: Any) -> None:
+        sources = _tensors(args[:1])
+        if sources and torch_is_tensor(out) and out.dtype != sources[0].dtype:
+            self.reread.add((_storage(out), out.dtype))
 
     def _host_exit(self, what: str) -> None:
         if what not in self.summary_.host_exits:
@@ -168,6 +178,34 @@ class WorkAudit:
         if name in ("_to_copy", "copy_", "_copy_from", "_copy_from_and_resize"):
             return on_device and any(t.device.type == "cpu" for t in _tensors(out))
         return False
+
+
+def lazy_view(tensors: list[Any], reread: set[tuple[int, Any]]) -> str | None:
+    """What a copy of these tensors would compute, if any (red team 4, R2): a conjugate or negative
+    view's bit is resolved by the copy (`x.view(complex64).conj().imag` copied is -x), and a view that
+    reads its data as another dtype copies bits as numbers (a float's high half is its bf16). `reread`
+    holds the (storage, dtype) pairs such views made: a view's base is not kept across dispatch."""
+    for t in tensors:
+        if t.is_conj():
+            return "a conjugate view"
+        if t.is_neg():
+            return "a negative view"
+        if reread and (_storage(t), t.dtype) in reread:
+            return f"data read as {t.dtype}"
+    return None
+
+
+def _storage(t: Any) -> int:
+    try:
+        return int(t.untyped_storage().data_ptr())
+    except Exception:  # a tensor without storage (meta, functional wrappers)
+        return -1
+
+
+def torch_is_tensor(obj: Any) -> bool:
+    import torch
+
+    return torch.is_tensor(obj)
 
 
 def _tensors(obj: Any) -> list[Any]:
