@@ -49,22 +49,42 @@ SCRIPT = textwrap.dedent('''
         row = tl.max_constancy(o // 4, R)  # runs of 4 equal values: true for R <= 4
         tl.store(out + o, tl.load(x + row))
 
+    @triton.jit
+    def shifted(x, out, n, SHIFT: tl.constexpr, B: tl.constexpr, MASKED: tl.constexpr):
+        o = tl.arange(0, B)
+        if MASKED:
+            v = tl.load(x + o + SHIFT, mask=o + SHIFT < n, other=0.0)
+        else:
+            v = tl.load(x + o + SHIFT)
+        tl.store(out + o, v)
+
+    @triton.jit
+    def spill(x, out, B: tl.constexpr):
+        o = tl.arange(0, B)
+        tl.store(out + o + 1, tl.load(x + o))
+
     x, out, full = torch.randn(10), torch.zeros(1), torch.zeros(16)
+    sixteen = torch.randn(16)
+    shifted[(1,)](sixteen, full, 16, SHIFT=0, B=16, MASKED=False); print("inside ok")
+    shifted[(1,)](sixteen, full, 16, SHIFT=4, B=16, MASKED=True); print("masked-past-end ok")
+    shifted[(1,)](torch.randn(32)[:16], full, 16, SHIFT=4, B=16, MASKED=False); print("same-storage ok")
     wide = torch.randn(64)
     strided[(1,)](wide, full, 1, B=16, R=16); print("contiguous-kept ok")
     rows[(1,)](wide, full, B=16, R=4); print("constancy-kept ok")
     row_sum[(1,)](x, out, 10, B=16, OTHER=False); print("no-other", float(out))
     row_sum[(1,)](x, out, 10, B=16, OTHER=True); print("other", abs(float(out) - float(x.sum())) < 1e-5)
-    hinted[(1,)](x, full, 16, B=16); print("hint-kept ok")
+    hinted[(1,)](sixteen, full, 16, B=16); print("hint-kept ok")  # x has 10: 16 unmasked lanes read past it
     for name, launch in [("hint-broken", lambda: hinted[(1,)](x, full, 10, B=16)),
                          ("grid-y", lambda: row_sum[(1, 70000)](x, out, 10, B=16, OTHER=True)),
                          ("contiguous-broken", lambda: strided[(1,)](wide, full, 2, B=16, R=16)),
-                         ("constancy-broken", lambda: rows[(1,)](wide, full, B=16, R=8))]:
+                         ("constancy-broken", lambda: rows[(1,)](wide, full, B=16, R=8)),
+                         ("load-past-end", lambda: shifted[(1,)](sixteen, full, 16, SHIFT=4, B=16, MASKED=False)),
+                         ("store-past-end", lambda: spill[(1,)](sixteen, full, B=16))]:
         try:
             launch(); print(name, "ran")
         except Exception as exc:
             print(name, "refused", any(s in str(exc) for s in ("multiple of 16", "past the 65535", "consecutive",
-                                                               "equal values")))
+                                                               "equal values", "outside every tensor")))
 ''')
 
 
@@ -79,6 +99,9 @@ def test_the_interpreter_reads_nan_where_masked_off_checks_hints_and_limits_grid
     assert lines["contiguous-kept"] == "ok" and lines["constancy-kept"] == "ok", "a true hint runs"
     assert lines["contiguous-broken"] == "refused True", "a false max_contiguous must not pass (red team 4, R4)"
     assert lines["constancy-broken"] == "refused True", "a false max_constancy must not pass (red team 4, R4)"
+    assert lines["inside"] == lines["masked-past-end"] == lines["same-storage"] == "ok"
+    assert lines["load-past-end"] == "refused True", "an unmasked read past the tensor must not pass (red team 4, R5)"
+    assert lines["store-past-end"] == "refused True", "an unmasked write past the tensor must not pass"
 
 
 def test_masked_off_lanes_read_nan_or_the_largest_integer():

@@ -48,7 +48,8 @@ MOVEMENT = frozenset({
 # MOVEMENT is an allowlist: copies, casts, allocation, concatenation and padding, whose output shape and
 # layout follow from the input shapes alone. Everything else is compute: a reorder by data or by index
 # (flip, roll, sort, gather, index) is work a kernel must do, and an op whose output shape depends on the
-# data (below) is compute too, and a host channel besides (its shape is data on the host); a copy of a lazy view (conj, neg, another dtype's bits) computes (lazy_view)
+# data (below) is compute too, and a host channel besides (its shape is data on the host); a copy of a
+# lazy view (conj, neg, another dtype's bits) computes too (lazy_view)
 DATA_DEPENDENT = frozenset({"nonzero", "nonzero_static", "argwhere", "masked_select", "_unique", "_unique2",
                             "unique_dim", "unique_consecutive", "unique_dim_consecutive"})
 SYNCING = frozenset({"_local_scalar_dense", "item", "equal", "is_nonzero"} | DATA_DEPENDENT)

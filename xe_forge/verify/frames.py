@@ -81,14 +81,16 @@ def file_kind(filename: str) -> str:
 
 TRANSPARENT = frozenset({"torch", "library", "stdlib", "harness"})
 
-# Triton's functions that do torch work on the launch's behalf (file name, function name): the
-# interpreter's host copies of the arguments and back, the autotuner's default reset/restore hooks
-# (a user-given pre_hook replaces those and runs as what it is), and the GPU benchmark's cache flush.
+# Triton's functions (and the harness's wrappers of them) that do torch work on the launch's behalf
+# (file name, function name): the interpreter's host copies of the arguments and back, the
+# autotuner's default reset/restore hooks (a user-given pre_hook replaces those and runs as what it
+# is), and the GPU benchmark's cache flush.
 LAUNCHER_CODE = frozenset({
     ("interpreter.py", "_init_args_hst"), ("interpreter.py", "_to_cpu"),
     ("interpreter.py", "_restore_args_dev"), ("interpreter.py", "_from_cpu"),
     ("autotuner.py", "_pre_hook"), ("autotuner.py", "_post_hook"),
     ("testing.py", "do_bench"),
+    ("strict_interpreter.py", "init_args_hst"),  # the harness's record of the launch's buffers (bounds checks)
 })
 
 
@@ -133,6 +135,8 @@ class Attribution:
             if name is not None:
                 return "allowed", name
             kind = file_kind(f.f_code.co_filename)
+            if kind == "harness" and self.in_launch() and is_launcher_code(f.f_code):
+                return "launcher", ""
             if kind == "triton":
                 return ("launcher", "") if self.in_launch() and is_launcher_code(f.f_code) else ("candidate", "")
             if kind == "candidate":

@@ -14,6 +14,9 @@ promise:
 - `tl.max_contiguous(x, n)` and `tl.max_constancy(x, n)` promise runs of n consecutive (or equal)
   values along each dimension, which a GPU build loads as one vector (or one value): a false promise
   reads the wrong elements there (red team 4, R4), so the runs are checked on the values;
+- a load or store may reach any address of the process; on a GPU an address outside the buffers a
+  launch was given faults or reads another allocation (red team 4, R5). Here every unmasked lane's
+  address must lie inside the storage of a tensor the launch was given;
 - a grid of any size runs; CUDA refuses grid y or z above 65535 and x above 2**31 - 1, so a kernel
   that launches such a grid cannot run on every target, and fails here as it would there.
 
@@ -43,11 +46,15 @@ def install() -> bool:
     except ImportError:
         return False
     builder = getattr(interp, "InterpreterBuilder", None)
+    executor = getattr(interp, "GridExecutor", None)
     needed = (getattr(builder, "create_masked_load", None), getattr(builder, "set_grid_dim", None),
-              getattr(interp, "_patch_lang_core", None))
+              getattr(interp, "_patch_lang_core", None), getattr(builder, "create_masked_store", None),
+              getattr(executor, "_init_args_hst", None))
     if builder is None or not all(callable(f) for f in needed):
         return False
-    builder.create_masked_load = _poisoned_load(builder.create_masked_load, interp)
+    executor._init_args_hst = _recording_buffers(executor._init_args_hst)
+    builder.create_masked_load = _bounded("load", _poisoned_load(builder.create_masked_load, interp), interp)
+    builder.create_masked_store = _bounded("store", builder.create_masked_store, interp)
     builder.set_grid_dim = _limited_grid(builder.set_grid_dim)
     interp._patch_lang_core = _checked_hints(interp._patch_lang_core)
     _INSTALLED.append(True)
@@ -79,6 +86,80 @@ def _poisoned_load(original: Any, interp: Any) -> Any:
         return original(self, ptrs, mask, other, *args, **kwargs)
 
     return create_masked_load
+
+
+class OutOfBounds(ValueError):
+    """An unmasked lane's address outside every buffer the launch was given."""
+
+
+_BUFFERS: list[Any] = []  # the current launch's [starts, ends) of its tensors' storages, sorted
+
+
+def _recording_buffers(original: Any) -> Any:
+    def init_args_hst(self: Any, args_dev: Any, kwargs: Any) -> Any:
+        args_hst, kwargs_hst = original(self, args_dev, kwargs)
+        _BUFFERS[:] = [buffer_ranges([*args_hst, *kwargs_hst.values()])]
+        return args_hst, kwargs_hst
+
+    return init_args_hst
+
+
+def buffer_ranges(args: list[Any]) -> Any:
+    """Sorted (starts, ends) of the storages of the tensors among `args` (tuples and descriptors opened)."""
+    import numpy as np
+
+    spans: dict[int, int] = {}
+
+    def visit(arg: Any) -> None:
+        if isinstance(arg, (tuple, list)):
+            for a in arg:
+                visit(a)
+            return
+        base = getattr(arg, "base", None)
+        if base is not None and hasattr(base, "untyped_storage") and not hasattr(arg, "untyped_storage"):
+            arg = base  # a TensorDescriptor: its base tensor
+        storage = getattr(arg, "untyped_storage", None)
+        if callable(storage):
+            s = storage()
+            spans[int(s.data_ptr())] = int(s.data_ptr()) + int(s.nbytes())
+
+    visit(args)
+    starts = np.array(sorted(spans), dtype=np.uint64)
+    return starts, np.array([spans[int(s)] for s in starts], dtype=np.uint64)
+
+
+def check_bounds(kind: str, ptrs: Any, mask: Any, itemsize: int) -> None:
+    """Raise OutOfBounds where an unmasked lane's element is not inside one of the launch's buffers."""
+    import numpy as np
+
+    if not _BUFFERS:
+        return
+    starts, ends = _BUFFERS[0]
+    address = np.asarray(ptrs, dtype=np.uint64).reshape(-1)
+    if mask is not None:
+        address = address[np.broadcast_to(np.asarray(mask, dtype=bool), np.shape(ptrs)).reshape(-1)]
+    if address.size == 0:
+        return
+    slot = np.searchsorted(starts, address, side="right").astype(np.int64) - 1
+    inside = slot >= 0
+    inside[inside] &= address[inside] + np.uint64(itemsize) <= ends[slot[inside]]
+    if not bool(inside.all()):
+        bad = int((~inside).sum())
+        raise OutOfBounds(f"a {kind} reaches {bad} of {address.size} unmasked lanes outside every tensor the launch "
+                          "was given: on a GPU that faults or touches another allocation; mask the lanes past the "
+                          "tensor's end")
+
+
+def _bounded(kind: str, original: Any, interp: Any) -> Any:
+    import numpy as np
+
+    def access(self: Any, ptrs: Any, *args: Any, **kwargs: Any) -> Any:
+        mask = args[1] if kind == "store" else args[0]  # (value, mask, ...) for a store, (mask, other, ...) for a load
+        itemsize = np.dtype(interp._get_np_dtype(ptrs.get_element_ty())).itemsize
+        check_bounds(kind, ptrs.data, getattr(mask, "data", None), itemsize)
+        return original(self, ptrs, *args, **kwargs)
+
+    return access
 
 
 def _limited_grid(original: Any) -> Any:
