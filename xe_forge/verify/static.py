@@ -25,6 +25,7 @@ from xe_forge.verify.escapes import (
     launch_keyword_findings,
 )
 from xe_forge.verify.host_subset import subset_findings
+from xe_forge.verify.jit_syntax import syntax_findings
 from xe_forge.verify.models import Finding
 from xe_forge.verify.receivers import python_receiver
 
@@ -132,7 +133,7 @@ def check_source(source: str, *, allow: Iterable[str] | None = None, record_only
     host = _host_names(tree, set(bodies))
     for body in bodies.values():
         if body is not None:
-            result.findings += jit_findings(body, set(bodies), host, aliases)
+            result.findings += jit_findings(body, set(bodies), host, aliases) + syntax_findings(body)
     result.findings += launch_keyword_findings(tree, host)
     return result
 
