@@ -9,12 +9,17 @@ NO_WRAP_WIDTH = 10_000  # wide enough for any path or table row; rich sizes tabl
 
 
 class ForgeConsole(Console):
-    """A rich Console whose width is the terminal's on a terminal and effectively unbounded elsewhere."""
+    """A rich Console whose width is the terminal's on a terminal and effectively unbounded elsewhere,
+    whatever COLUMNS says (it describes a terminal; CI runners and pytest-xdist export COLUMNS=80)."""
+
+    def __init__(self, *args, width: int | None = None, **kwargs) -> None:
+        super().__init__(*args, width=width, **kwargs)
+        self._asked_width = width is not None
 
     @property
     def size(self) -> ConsoleDimensions:
         real = super().size
-        if self._width is None and not self.is_terminal:
+        if not self._asked_width and not self.is_terminal:
             return ConsoleDimensions(NO_WRAP_WIDTH, real.height)
         return real
 
