@@ -80,12 +80,15 @@ def _bf16_to_f32(data):
 
 
 def _f32_to_bf16(data):
-    """fp32 to bf16 bits, rounded as torch (and a GPU's conversion) rounds: to nearest even."""
+    """fp32 to bf16 bits, rounded as torch (and a GPU's conversion) rounds: to nearest even, NaN kept
+    quiet. In numpy, not through torch: this runs inside a launch, where the audit books torch work
+    reached from harness code to the candidate (a bf16 kernel was refused for handing data to numpy)."""
     import numpy as np
-    import torch
 
-    f32 = torch.from_numpy(np.ascontiguousarray(data, dtype=np.float32))
-    return f32.to(torch.bfloat16).view(torch.int16).numpy().view(np.uint16)
+    bits = np.ascontiguousarray(data, dtype=np.float32).view(np.uint32)
+    rounded = ((bits + (((bits >> np.uint32(16)) & np.uint32(1)) + np.uint32(0x7FFF))) >> np.uint32(16))
+    nan = np.isnan(bits.view(np.float32))
+    return np.where(nan, (bits >> np.uint32(16)) | np.uint32(0x40), rounded).astype(np.uint16)
 
 
 def patch_interpreter_bf16() -> None:
