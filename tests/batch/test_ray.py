@@ -30,7 +30,8 @@ from .conftest import PROBLEMS, SEEDS
 from .ray_cluster import LocalRayCluster, processes_with
 
 pytest.importorskip("ray")
-pytestmark = pytest.mark.slow  # a cluster start is ~30 s, each problem several seconds
+pytestmark = [pytest.mark.slow,  # a cluster start is ~30 s, each problem several seconds
+              pytest.mark.xdist_group("ray")]  # one cluster at a time: under pytest-xdist, one worker runs them all
 
 
 @pytest.fixture(scope="module")
