@@ -30,8 +30,9 @@ from .conftest import PROBLEMS, SEEDS
 from .ray_cluster import LocalRayCluster, processes_with
 
 pytest.importorskip("ray")
-pytestmark = [pytest.mark.slow,  # a cluster start is ~30 s, each problem several seconds
-              pytest.mark.xdist_group("ray")]  # one cluster at a time: under pytest-xdist, one worker runs them all
+# a cluster start is ~30 s, each problem several seconds; `cluster`: run in a pytest process of their own
+# (README's test command), since beside pytest-xdist's workers on 2 cores the nodes missed their start-up
+pytestmark = [pytest.mark.slow, pytest.mark.cluster]
 
 
 @pytest.fixture(scope="module")
