@@ -159,9 +159,9 @@ class WorkAudit:
             self.summary_.refused_ops[label] = self.summary_.refused_ops.get(label, 0) + 1
 
     def _note_reinterpretation(self, args: tuple, out: Any) -> None:
-        sources = _tensors(args[:1])
-        if sources and torch_is_tensor(out) and out.dtype != sources[0].dtype:
-            self.reread.add((_storage(out), out.dtype))
+        sources, outs = _tensors(args[:1]), _tensors(out)
+        if sources and len(outs) == 1 and outs[0].dtype != sources[0].dtype:
+            self.reread.add((_storage(outs[0]), outs[0].dtype))
 
     def _host_exit(self, what: str) -> None:
         if what not in self.summary_.host_exits:
@@ -201,12 +201,6 @@ def _storage(t: Any) -> int:
         return int(t.untyped_storage().data_ptr())
     except Exception:  # a tensor without storage (meta, functional wrappers)
         return -1
-
-
-def torch_is_tensor(obj: Any) -> bool:
-    import torch
-
-    return torch.is_tensor(obj)
 
 
 def _tensors(obj: Any) -> list[Any]:

@@ -176,32 +176,27 @@ def _checked_hints(original: Any) -> Any:
         # tl.max_contiguous / tl.max_constancy are not checked: TorchInductor's GEMM template (after
         # triton.ops.matmul) promises contiguity of `rm % M`, false in a ragged last block, harmlessly so
         # on a GPU (only rows past M, whose results are masked, wrap); checking runs refused honest ports
-        for name, check in (("multiple_of", check_multiple_of),):
-            hinted = getattr(lang, name, None)
-            if callable(hinted):
-                scope.set_attr(lang, name, _checked(hinted, check))
+        hinted = getattr(lang, "multiple_of", None)
+        if callable(hinted):
+            scope.set_attr(lang, "multiple_of", _checked_multiple_of(hinted))
         return result
 
     return patch_lang_core
 
 
-def _checked(hinted: Any, check: Any) -> Any:
-    def hint(input: Any, values: Any, *args: Any, **kwargs: Any) -> Any:
-        check(input, values)
+def _checked_multiple_of(hinted: Any) -> Any:
+    def multiple_of(input: Any, values: Any, *args: Any, **kwargs: Any) -> Any:
+        check_multiple_of(input, values)
         return hinted(input, values, *args, **kwargs)
 
-    return hint
-
-
-def _steps(values: Any) -> list[int]:
-    return [int(getattr(v, "value", v)) for v in (values if isinstance(values, (list, tuple)) else [values])]
+    return multiple_of
 
 
 def check_multiple_of(input: Any, values: Any) -> None:
     """Raise HintBroken where a scalar, or a tensor's first element, is not a multiple of the hint."""
     import numpy as np
 
-    steps = _steps(values)
+    steps = [getattr(v, "value", v) for v in (values if isinstance(values, (list, tuple)) else [values])]
     data = getattr(getattr(input, "handle", None), "data", None)
     if data is None:
         value = getattr(input, "value", input)  # a host int (a constexpr, an induction variable)
