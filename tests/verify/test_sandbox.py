@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from xe_forge.verify import sandbox
 from xe_forge.verify.evaluate import Evaluator
 from xe_forge.verify.sandbox import scrubbed_environ
 
@@ -121,3 +122,24 @@ def test_a_terminals_ctrl_c_leaves_the_worker_to_its_parent(role: str, tmp_path:
         assert "KeyboardInterrupt" not in worker.log_tail()
     finally:
         worker.close()
+
+
+def test_workers_keep_byte_code_in_a_cache_where_the_environment_keeps_none(monkeypatch: pytest.MonkeyPatch,
+                                                                             tmp_path):
+    """Each worker imports torch fresh: with PYTHONDONTWRITEBYTECODE (or a torch without byte-code) every
+    start compiled ~1,900 modules again. Workers then keep theirs in xe-forge's cache; a user's own
+    PYTHONPYCACHEPREFIX is left alone."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv("PYTHONPYCACHEPREFIX", raising=False)
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    monkeypatch.setattr(sandbox, "bytecode_kept", lambda: False)
+    env = sandbox._child_environ()
+    assert "PYTHONDONTWRITEBYTECODE" not in env
+    assert env["PYTHONPYCACHEPREFIX"] == str(tmp_path / "xe-forge" / "pycache")
+    monkeypatch.setenv("PYTHONPYCACHEPREFIX", "/somewhere/of/mine")
+    env = sandbox._child_environ()
+    assert env["PYTHONPYCACHEPREFIX"] == "/somewhere/of/mine" and env["PYTHONDONTWRITEBYTECODE"] == "1"
+    monkeypatch.delenv("PYTHONPYCACHEPREFIX")
+    monkeypatch.setattr(sandbox, "bytecode_kept", lambda: True)  # torch compiled: the user's setting stands
+    assert "PYTHONPYCACHEPREFIX" not in sandbox._child_environ()
+    assert sandbox._child_environ()["PYTHONDONTWRITEBYTECODE"] == "1"

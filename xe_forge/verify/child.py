@@ -23,6 +23,13 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     role, device_kind, target, req_fd, rep_fd = argv
     recv, send = Connection(int(req_fd), writable=False), Connection(int(rep_fd), readable=False)
+    profile_dir = os.environ.get("XE_FORGE_WORKER_PROFILE")  # a diagnosis: where a check's seconds go
+    profiler = None
+    if profile_dir:
+        import cProfile
+
+        profiler = cProfile.Profile()
+        profiler.enable()  # start-up too: the parent books it to the first request's wait
     from xe_forge.targets import get_device
     from xe_forge.verify import protocol as p
 
@@ -38,11 +45,8 @@ def main(argv: list[str]) -> int:
         from xe_forge.verify.runner import Runner
 
         server, requests, guarded = Runner(device), p.RUNNER_REQUESTS, True
-    profile_dir = os.environ.get("XE_FORGE_WORKER_PROFILE")  # a diagnosis: where a check's seconds go
-    if profile_dir:
-        import cProfile
-
-        profiler = cProfile.Profile()
+    if profiler is not None:
+        profiler.disable()
         try:
             return _serve(recv, send, server, requests, guarded, profiler)
         finally:
