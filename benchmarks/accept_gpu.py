@@ -52,8 +52,12 @@ def main(argv: list[str]) -> int:
             over = time.monotonic() - started > limit or time.monotonic() > deadline + 60
             if proc.poll() is None and not over:
                 continue
-            if proc.poll() is None:
-                proc.kill()
+            if proc.poll() is None:  # SIGTERM first: the run writes its report and keeps best_so_far.py
+                proc.terminate()
+                try:
+                    proc.wait(20)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
             proc.wait()
             log.close()
             runs[name] = {"rc": proc.returncode, "wall_s": round(time.monotonic() - started, 1)}
@@ -63,7 +67,13 @@ def main(argv: list[str]) -> int:
     cases = []
     for name, run in runs.items():
         reports = sorted((out / "runs" / name).glob("*/report.json"))
-        if not reports or not (out / f"{name}.py").exists():
+        output = out / f"{name}.py"
+        if not output.exists():  # stopped before its end: what it had verified by then
+            kept = sorted((out / "runs" / name).glob("*/best_so_far.py"))
+            if not kept:
+                continue
+            output, run["output"] = kept[-1], "best_so_far.py (stopped)"
+        if not reports:
             continue
         report = json.loads(reports[-1].read_text())
         run["status"] = report.get("status")
@@ -71,7 +81,7 @@ def main(argv: list[str]) -> int:
         run["tool"] = tool
         folder = PROBLEMS / name
         case = {"name": name, "reference": str(folder / "kernel_pytorch.py"), "spec": str(folder / "spec.yaml"),
-                "variant": variant, "input": str(folder / "kernel.py"), "output": str(out / f"{name}.py"),
+                "variant": variant, "input": str(folder / "kernel.py"), "output": str(output),
                 "tool": tool}
         path = out / f"case_{name}.json"
         path.write_text(json.dumps(case))

@@ -57,7 +57,8 @@ class Budget(BaseModel):
 
     def render(self, value: float | None = None) -> str:
         v = self.amount if value is None else value
-        return {"usd": f"${v:.4g}", "tokens": f"{v:.0f} tokens", "seconds": f"{v / 60:.1f} min"}[self.unit]
+        seconds = f"{v:.3g} s" if v < 120 else f"{v / 60:.1f} min"  # read back by parse(): never "0.0 min"
+        return {"usd": f"${v:.4g}", "tokens": f"{v:.0f} tokens", "seconds": seconds}[self.unit]
 
 
 class RunOptions(BaseModel):

@@ -39,6 +39,8 @@ def test_a_spent_token_budget_stops_with_the_best_kernel_and_a_resume_continues(
     assert data["not_run"] == ["memory_access", "discovery"] and data["llm"]["budget"] == "220 tokens"
     assert "stopped early" in md and data["final"]["passed"]
     assert f"xe-forge optimize --resume {run_dir.name}" in first.output
+    # written as fusion improved, before the final check: what a run killed at that point leaves
+    assert "_bias_scale_relu_kernel" in (run_dir / "best_so_far.py").read_text()
 
     again = _optimize(tmp_path, server, "--resume", run_dir.name, "--budget", "1k tokens")
     assert again.exit_code == 0, again.output
@@ -47,6 +49,19 @@ def test_a_spent_token_budget_stops_with_the_best_kernel_and_a_resume_continues(
     assert [s["stage"] for s in data["stages"]] == ["fusion", "memory_access", "discovery"] and not data["not_run"]
     assert len(server.requests) == 4  # one more request per stage that had been skipped
     assert "_bias_scale_relu_kernel" in out.read_text()
+
+
+def test_a_time_budget_stops_a_rules_run_too(tmp_path):
+    """`--budget 45m` is a run's wall-clock limit whatever the engine (it once limited LLM calls only, so a
+    rules run on a GPU ran past any limit a job had). Checked before each stage: here spent before the first."""
+    result = CliRunner().invoke(app, ["optimize", str(KERNEL), "--engine", "rules", "--device", "cpu",
+                                      "--budget", "0.01s", "--run-dir", str(tmp_path / "runs")],
+                                env={"COLUMNS": "300"})
+    assert result.exit_code == 1, result.output  # no improvement: no stage ran
+    assert "time budget spent" in result.output and "limits LLM calls" not in result.output
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    data, _ = report(run_dir)
+    assert not data["stages"] and data["not_run"] and data["final"]["passed"]
 
 
 def test_a_dollar_budget_for_a_model_without_prices_is_refused(fake_llm, tmp_path):

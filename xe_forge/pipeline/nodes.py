@@ -5,7 +5,10 @@ Each stage node is the same CoVeR function with a different stages/*.yaml.
 
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import Callable
+from pathlib import Path
 
 from langgraph.runtime import Runtime
 
@@ -15,7 +18,7 @@ from xe_forge.pipeline.cover import CandidateRecord, recorder, run_stage
 from xe_forge.pipeline.progress import RAISE_TIMEOUT
 from xe_forge.pipeline.ratios import LOWERING
 from xe_forge.pipeline.replan import from_source, replanned
-from xe_forge.pipeline.state import FinalCheck, ForgeState, RunContext
+from xe_forge.pipeline.state import BEST_SO_FAR, FinalCheck, ForgeState, RunContext
 from xe_forge.pipeline.status import (
     CORRECT_UNTIMED,
     FINAL_FAILED,
@@ -95,12 +98,28 @@ def plan_node(state: ForgeState, runtime: Runtime[RunContext]) -> Update:
     return {"plan": plan, **_budget_stop(ctx)}
 
 
-def _budget_stop(ctx: RunContext) -> Update:
-    """{'stopped': why} once the LLM budget is spent: the router then skips to final_verify."""
+def budget_spent(ctx: RunContext) -> str | None:
+    """Why no further stage may start: the LLM's budget, or a time budget (`--budget 45m`, any engine)."""
     reason = ctx.llm.client.budget_spent() if ctx.llm is not None else None
+    if reason is None and ctx.deadline is not None and time.monotonic() >= ctx.deadline:
+        reason = "time budget spent"
+    return reason
+
+
+def _budget_stop(ctx: RunContext) -> Update:
+    """{'stopped': why} once the budget is spent: the router then skips to final_verify."""
+    reason = budget_spent(ctx)
     if reason:
         ctx.progress.phase("budget", f"{reason}: the remaining stages are skipped")
     return {"stopped": reason} if reason else {}
+
+
+def keep_best(run_dir: Path, code: str) -> None:
+    """The best kernel every stage verified so far, in the run directory as each stage improves it: a run
+    killed before its end (a job's time limit, SIGKILL) still leaves it. Written whole, then renamed."""
+    tmp = run_dir / f".{BEST_SO_FAR}.tmp"
+    tmp.write_text(code)
+    os.replace(tmp, run_dir / BEST_SO_FAR)
 
 
 def _can_serve(ctx: RunContext, stage: str) -> bool:
@@ -142,6 +161,8 @@ def make_stage_node(name: str) -> Callable[[ForgeState, Runtime[RunContext]], Up
         ctx.store.stage(ctx.run_id, name, "improved" if outcome.improved else "kept input",
                         speedup=outcome.speedup, summary=outcome.report().model_dump())
         ctx.progress.stage_done(outcome)
+        if outcome.improved:
+            keep_best(ctx.run_dir, outcome.code)
         update: Update = {"code": outcome.code, "done": [name], "outcomes": [outcome], **_budget_stop(ctx)}
         if outcome.code != state.code and from_source(outcome, spec):
             update.update(_replan(ctx, state, name, outcome.code))

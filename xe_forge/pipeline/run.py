@@ -14,10 +14,12 @@ from __future__ import annotations
 import contextlib
 import shlex
 import shutil
+import signal
 import sqlite3
+import threading
 import time
 import uuid
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,9 +29,10 @@ from pydantic import BaseModel
 from xe_forge.config import RunOptions, RunRequest, Settings
 from xe_forge.errors import EnvError, ForgeError, InputError, Interrupted
 from xe_forge.kb import load_kb
+from xe_forge.pipeline.nodes import budget_spent
 from xe_forge.pipeline.progress import Progress
 from xe_forge.pipeline.report import RunReport
-from xe_forge.pipeline.state import CHECKPOINT_TYPES, ForgeState, RunContext
+from xe_forge.pipeline.state import BEST_SO_FAR, CHECKPOINT_TYPES, ForgeState, RunContext
 from xe_forge.pipeline.status import exit_code
 from xe_forge.problem.kernel import Problem, load_problem
 from xe_forge.profile.session import ProfileSession
@@ -113,7 +116,9 @@ def optimize(request: RunRequest, settings: Settings, *, resume: str | None = No
     progress.timeout = request.timeout
     continue_with = resume_command(run_id, run_dir_root)
     evaluator = None
+    stack = contextlib.ExitStack()
     try:
+        stack.enter_context(terminate_as_interrupt())
         evaluator = Evaluator(request.device, request.target, timeout=request.timeout, trials=request.trials,
                               workdir=run_dir / "candidates", kb=load_kb([Path(d) for d in request.kb_dirs]))
         for warning in evaluator.warnings_for(problem):
@@ -127,7 +132,9 @@ def optimize(request: RunRequest, settings: Settings, *, resume: str | None = No
         with contextlib.suppress(Exception):  # the run's own error is the one to report
             _write_failure(run_dir, run_id, problem, evaluator, engine, err, store, continue_with)
         if isinstance(err, KeyboardInterrupt):
-            raise Interrupted(f"interrupted: run {run_id} is saved; continue with: {continue_with}") from None
+            best = run_dir / BEST_SO_FAR
+            kept = f"; the best verified kernel so far is {best}" if best.exists() else ""
+            raise Interrupted(f"interrupted: run {run_id} is saved{kept}; continue with: {continue_with}") from None
         if isinstance(err, EnvError):  # the LLM endpoint, a device: fix it, then continue where the run stopped
             err.hint = f"{err.hint + '; then ' if err.hint else ''}continue with: {continue_with}"
         raise
@@ -135,6 +142,7 @@ def optimize(request: RunRequest, settings: Settings, *, resume: str | None = No
         progress.close()
         if evaluator is not None:
             evaluator.close()
+        stack.close()
     report = RunReport.model_validate_json((run_dir / "report.json").read_text())
     status = state.status or report.status
     code = exit_code(status)
@@ -146,6 +154,24 @@ def optimize(request: RunRequest, settings: Settings, *, resume: str | None = No
         written = request.output
     return OptimizeResult(run_id=run_id, run_dir=str(run_dir), status=status, exit_code=code, report=report,
                           output=written, resume=continue_with)
+
+
+@contextlib.contextmanager
+def terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM (a job's time limit, `timeout`, `kill`) ends a run as Ctrl-C does: report written, workers
+    ended, the best kernel so far named. Python's default for it ends the process where it stands."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _write_failure(run_dir: Path, run_id: str, problem: Problem, evaluator: Evaluator | None, engine: str,
@@ -194,13 +220,15 @@ def _context(run_id: str, run_dir: Path, problem: Problem, evaluator: Evaluator,
             progress.phase("warning", warning)
         progress.model(client.profile)
         llm = LLMProposer(client, allowance=", ".join(sorted(allowance)))
-    elif request.budget:
-        progress.phase("warning", "--budget limits LLM calls; the rules engine makes none")
+    limit = request.spending_limit()
+    if engine != "llm" and limit is not None and limit.unit != "seconds":
+        progress.phase("warning", "--budget in dollars or tokens limits LLM calls; the rules engine makes none")
+    deadline = time.monotonic() + limit.amount if limit is not None and limit.unit == "seconds" else None
     return RunContext(run_id=run_id, run_dir=run_dir, problem=problem, evaluator=evaluator, stages=load_stages(),
                       allowance=allowance, target=evaluator.target, toolchain=toolchain, kb=evaluator.kb, store=store,
                       progress=progress, rules=RulesProposer(evaluator.kb, evaluator.target, toolchain), llm=llm,
                       max_iters=max_iters, only_stages=only_stages, kb_budget=settings.kb_budget_tokens, engine=engine,
-                      profiler=_profiler(problem, evaluator, run_dir) if request.profile else None,
+                      profiler=_profiler(problem, evaluator, run_dir) if request.profile else None, deadline=deadline,
                       sources=candidate_sources(problem, evaluator))
 
 
@@ -227,7 +255,7 @@ def _drive(ctx: RunContext, input_code: str, *, resume: bool) -> ForgeState:
             ctx.progress.phase("resume", f"continuing at {', '.join(snapshot.next)}; finished: "
                                          f"{', '.join(snapshot.values.get('done', [])) or 'no stage yet'}")
             graph.invoke(None, config, context=ctx)
-        elif resume and snapshot.values.get("stopped") and ctx.llm is not None and not ctx.llm.client.budget_spent():
+        elif resume and snapshot.values.get("stopped") and not budget_spent(ctx):
             ctx.progress.phase("resume", "the budget allows more: continuing with the stages not run")
             graph.update_state(config, {"stopped": None, "final": None, "status": None}, as_node="plan")
             graph.invoke(None, config, context=ctx)

@@ -63,6 +63,7 @@ class ForgeState(BaseModel):
 
 
 # Types a checkpoint may hold: read back from SQLite only if listed (no other class is ever imported).
+BEST_SO_FAR = "best_so_far.py"  # in the run directory: the best kernel verified so far (nodes.keep_best)
 CHECKPOINT_TYPES = (Verdict, Issue, StageOutcome, FinalCheck, ForgeState)
 
 
@@ -87,5 +88,6 @@ class RunContext:
     only_stages: list[str] | None = None
     kb_budget: int = 2500
     engine: str = "rules"
+    deadline: float | None = None  # time.monotonic() past which no further stage starts (`--budget 45m`)
     profiler: ProfileSession | None = None  # `--profile`: the hooks in profile/session.py read it
     sources: dict[SourceName, CandidateSource] = field(default_factory=dict)  # what stages/*.yaml `sources:` name

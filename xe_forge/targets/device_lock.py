@@ -16,6 +16,7 @@ import contextlib
 import fcntl
 import os
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -32,6 +33,9 @@ class DeviceLock:
         self.turnstile, self.resource = Path(f"{base}.turn.lock"), Path(f"{base}.lock")
         self._mode: str | None = None
         self._depth = 0
+        # seconds this process waited for the lock, by mode: a run's report shows time lost to other
+        # processes on the GPU (a lowering's autotuning holds it shared for tens of seconds)
+        self.waited: dict[str, float] = {"shared": 0.0, "exclusive": 0.0}
 
     @contextlib.contextmanager
     def exclusive(self) -> Iterator[None]:
@@ -40,7 +44,9 @@ class DeviceLock:
             with self._nested():
                 yield
             return
-        with _flock(self.turnstile, fcntl.LOCK_EX), _flock(self.resource, fcntl.LOCK_EX), self._held("exclusive"):
+        asked = time.monotonic()
+        with _flock(self.turnstile, fcntl.LOCK_EX), _flock(self.resource, fcntl.LOCK_EX), \
+                self._held("exclusive", asked):
             yield
 
     @contextlib.contextmanager
@@ -50,9 +56,10 @@ class DeviceLock:
             with self._nested():
                 yield
             return
+        asked = time.monotonic()
         with _flock(self.turnstile, fcntl.LOCK_EX):
             pass  # queue behind a timer that is waiting
-        with _flock(self.resource, fcntl.LOCK_SH), self._held("shared"):
+        with _flock(self.resource, fcntl.LOCK_SH), self._held("shared", asked):
             yield
 
     def _reenter(self, mode: str) -> bool:
@@ -71,7 +78,8 @@ class DeviceLock:
             self._depth -= 1
 
     @contextlib.contextmanager
-    def _held(self, mode: str) -> Iterator[None]:
+    def _held(self, mode: str, asked: float) -> Iterator[None]:
+        self.waited[mode] += time.monotonic() - asked
         self._mode, self._depth = mode, 1
         try:
             yield
@@ -91,6 +99,8 @@ def device_lock(name: str) -> DeviceLock:
 
 class NoLock:
     """Devices that time nothing (the CPU): nothing to coordinate."""
+
+    waited: dict[str, float] = {}  # noqa: RUF012 - never written
 
     @contextlib.contextmanager
     def exclusive(self) -> Iterator[None]:

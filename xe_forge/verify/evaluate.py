@@ -170,7 +170,8 @@ class Evaluator:
         return verdict
 
     def _spent(self) -> dict[str, float]:
-        return {**self.judge.spent, **self.runner.spent, **self.baseline.spent}
+        waited = {f"device lock {mode}": s for mode, s in self.device.lock().waited.items()}  # other processes
+        return {**self.judge.spent, **self.runner.spent, **self.baseline.spent, **waited}
 
     def _evaluate(self, source: str, problem: Problem, allowed: list[str], folder: Path, *, unseen: bool, full: bool,
                   timed: bool, baseline_source: str | None, compile_baseline: bool, versus: Sequence[Versus],
