@@ -104,3 +104,19 @@ def test_guard_accepts_the_harnesss_own_patches_but_not_earlier_ones():
         assert guard.changed() == ["torch.nn.functional.silu"]
     finally:
         F.silu = original
+
+
+def test_a_device_context_still_places_what_a_constructor_allocates():
+    """In a fresh worker the wrappers come first: torch's set of device constructors, built at its first
+    use, then held the wrappers, and models built under `with torch.device(...)` landed on the CPU (3-4 s
+    of host init per check on an H200, a stray tensor on the wrong device). A fresh process, as a worker."""
+    import subprocess
+    import sys
+
+    code = ("import torch\nfrom xe_forge.verify import hooks\nhooks.install()\n"
+            "with torch.device('meta'):\n    lin = torch.nn.Linear(4, 4)\n    t = torch.empty(3)\n"
+            "    like = torch.empty_like(t)\n"
+            "with hooks.poisoned_allocations():\n    p = torch.empty(2)\n"
+            "print(lin.weight.device, t.device, like.device, bool(p.isnan().all()))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.split() == ["meta", "meta", "meta", "True"], out.stdout + out.stderr

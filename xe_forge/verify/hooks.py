@@ -75,6 +75,7 @@ def install() -> None:
     for cls in _run_classes():
         if "run" in cls.__dict__:
             cls.run = _launch_wrapper(cls.__dict__["run"])
+    _keep_device_contexts(torch)
     for name in _ALLOCATORS:
         setattr(torch, name, _alloc_wrapper(getattr(torch, name)))
     torch.Tensor.new_empty = _alloc_wrapper(torch.Tensor.new_empty)
@@ -86,6 +87,19 @@ def install() -> None:
     strict_interpreter.install()  # masked-off lanes, tl.multiple_of and grid limits as a GPU has them
     interpreter_speed.install()  # a device function's call does not re-patch what its launch patched
     _INSTALLED.append(True)
+
+
+def _keep_device_contexts(torch: Any) -> None:
+    """`with torch.device(d):` gives d to the constructors in a set torch builds once, at first use, from
+    `torch.empty` and the rest: built after the wrappers below, it held them, the C functions they call
+    were no longer in it, and every model a runner built under the device's context came out on the
+    CPU (0.2-0.4 s of host init per GEMM weight on an H200, 3-4 s per check, and any tensor a constructor
+    made but never registered stayed on the CPU). Built here first, it holds torch's own functions."""
+    try:
+        from torch.utils._device import _device_constructors
+    except ImportError:  # a torch without the set: nothing to keep
+        return
+    _device_constructors()
 
 
 def _launch_wrapper(original):
