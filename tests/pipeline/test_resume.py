@@ -129,8 +129,10 @@ def test_ctrl_c_in_the_lm_then_resume_with_dummy_lm(tmp_path, stage_calls):
         run(llm_settings(), tmp_path, stages="fusion,memory_access", max_iters=1, lm=first)
     assert first.asked == 3
     run_id = _only_run(tmp_path)
-    assert str(stop.value) == (f"interrupted: run {run_id} is saved; continue with: "
-                               f"xe-forge optimize --resume {run_id} --run-dir {tmp_path / 'runs'}")
+    best = tmp_path / "runs" / run_id / "best_so_far.py"  # the analysis stage's kernel, kept as it improved
+    assert str(stop.value) == (f"interrupted: run {run_id} is saved; the best verified kernel so far is {best}; "
+                               f"continue with: xe-forge optimize --resume {run_id} --run-dir {tmp_path / 'runs'}")
+    assert best.is_file()
     assert stop.value.exit_code == 130
     saved = json.loads((tmp_path / "runs" / run_id / "report.json").read_text())  # the report says so too
     assert saved["status"] == "interrupted" and f"xe-forge optimize --resume {run_id}" in saved["error"]
