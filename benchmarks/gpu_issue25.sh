@@ -65,9 +65,9 @@ for r in d["honest"] + d["cheats"]:
         print("   walls null", [round(w, 1) for w in c.get("null_wall_ms", [])], "cand",
               [round(w, 1) for w in c.get("candidate_wall_ms", [])])
 PY
-A=$(left 440)
+A=$(left "${ACCEPT_TIME:-440}")  # the acceptance's share; no optimize starts in its last ACCEPT_TAIL seconds
 want accept && timeout "$A" python3 benchmarks/accept_gpu.py "$OUT/accept" --parallel "${ACCEPT_PARALLEL:-3}" \
-  --limit "${ACCEPT_LIMIT:-230}" --deadline $(( A - 200 )) --only "${ACCEPT_ONLY:-1,2,4,5,3,6}" 2>&1 | tail -12
+  --limit "${ACCEPT_LIMIT:-230}" --deadline $(( A - ${ACCEPT_TAIL:-200} )) --only "${ACCEPT_ONLY:-1,2,4,5,3,6}" 2>&1 | tail -12
 cd "$OUT" && tar czf results.tgz --exclude=results.tgz . 2>/dev/null
 find "$OUT" -mindepth 1 -maxdepth 1 ! -name results.tgz ! -name timing.log ! -name gpu.txt -exec rm -rf {} +
 ls -la "$OUT"

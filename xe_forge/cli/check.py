@@ -86,12 +86,13 @@ def check_command(candidate: Path, *, reference: Path | None, spec: Path | None,
                   device: str, target: str | None, baseline: Path | None, allow_torch: str, unseen: bool,
                   trials: int, timeout: float, as_json: bool, console: Console) -> int:
     with LiveStatus(err_console, enabled=not as_json) as status:
-        status.phase(f"reading {candidate}")
-        problem = load_problem(candidate, reference, spec, variant)
-        allow = declared_allowance(problem, allow_torch.split(","))
-        allow |= allowance_from_file(baseline) if baseline else set()
-        status.phase("loading the device and the target's constraints")
+        status.phase("starting the workers and loading the target's constraints")
+        # the workers start first: their imports and device set-up overlap reading the problem
         with Evaluator(device, target, timeout=timeout, trials=trials) as ev:
+            status.phase(f"reading {candidate}")
+            problem = load_problem(candidate, reference, spec, variant)
+            allow = declared_allowance(problem, allow_torch.split(","))
+            allow |= allowance_from_file(baseline) if baseline else set()
             warnings = [] if as_json else ev.warnings_for(problem)
             status.phase(_what_runs(problem, trials, unseen), limit=timeout)
             verdict = ev.evaluate(problem.kernel.source, problem, allow_torch=allow, unseen=unseen, time_it=False)

@@ -52,27 +52,32 @@ class Evaluator:
         self.timeout = timeout
         self.trials = trials
         self.cpu_timing = cpu_timing
-        if kb is None:  # the target's constraints apply to every candidate, from any command
-            from xe_forge.kb import load_kb
-
-            kb = load_kb()
-        self.kb = kb
         self._tmp = None if workdir else tempfile.TemporaryDirectory(prefix="xe-forge-")
         # absolute: the workers run in their own temporary directories
         self.workdir = (Path(workdir) if workdir else Path(self._tmp.name)).resolve()
         self.workdir.mkdir(parents=True, exist_ok=True)
-        self._secret = (hashlib.sha256(f"seed {seed}".encode()).digest() if seed is not None
-                        else run_secret(self.workdir, persist=workdir is not None))
-        self._seeds = SeedStream(self._secret, "idle")
         self.judge = Worker("judge", self.device.kind, self.target, timeout=timeout, logdir=self.workdir)
         self.runner = Worker("runner", self.device.kind, self.target, timeout=timeout, logdir=self.workdir)
         # the baseline is timed in a process of its own that never imports the candidate under test
         self.baseline = Worker("runner", self.device.kind, self.target, timeout=timeout, logdir=self.workdir,
                                name="baseline")
+        self.judge.start()  # both start up (imports, device: seconds on a GPU host) while this process loads
+        self.runner.start()  # the knowledge base and the caller reads its problem
+        try:
+            if kb is None:  # the target's constraints apply to every candidate, from any command
+                from xe_forge.kb import load_kb
+
+                kb = load_kb()
+        except BaseException:  # a broken knowledge base must not leave two started workers behind
+            for w in (self.judge, self.runner):
+                w.kill()
+            raise
+        self.kb = kb
+        self._secret = (hashlib.sha256(f"seed {seed}".encode()).digest() if seed is not None
+                        else run_secret(self.workdir, persist=workdir is not None))
+        self._seeds = SeedStream(self._secret, "idle")
         self.worker = self.runner  # the process a candidate can break (kept for callers that count restarts)
         self.transfer = transfer_dir(self.workdir)
-        self.judge.start()  # both start up (imports, device) while the caller reads its problem
-        self.runner.start()
         self._budgets: dict[tuple[str, str, str], dict[str, float] | None] = {}
         self.stem = "kernel"  # the problem's kernel file's stem: what candidates are imported as (source_file)
         self.warm_calls = WARM_CALLS  # the range of the late call's index (trials.py; tests of timing set (0, 1))
@@ -106,7 +111,10 @@ class Evaluator:
     def __enter__(self) -> Evaluator:
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        if exc_type is not None:  # an error (a missing file, Ctrl-C): the workers are killed, not waited for
+            for w in (self.runner, self.baseline, self.judge):
+                w.kill()
         self.close()
 
     # ------------------------------------------------------------------ static

@@ -29,7 +29,9 @@ class Float64Reference:
         self.model.load_state_dict({k: (v.double() if v.is_floating_point() else v) for k, v in state.items()})
         wide_args = [x.double() if torch.is_tensor(x) and x.is_floating_point() else x for x in args]
         with torch.no_grad():
-            return [o.detach().cpu() if torch.is_tensor(o) else o for o in flatten(self.model(*wide_args))]
+            # left on the reference's device: the comparison runs there (a copy to the host and a host
+            # comparison cost ~1 s per check of a large GEMM on the H200)
+            return [o.detach() if torch.is_tensor(o) else o for o in flatten(self.model(*wide_args))]
 
 
 def stable(want: list[Any], twin: Float64Reference, state: dict[str, Any], args: list[Any], rtol: float,
