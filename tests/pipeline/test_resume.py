@@ -129,7 +129,7 @@ def test_ctrl_c_in_the_lm_then_resume_with_dummy_lm(tmp_path, stage_calls):
         run(llm_settings(), tmp_path, stages="fusion,memory_access", max_iters=1, lm=first)
     assert first.asked == 3
     run_id = _only_run(tmp_path)
-    best = tmp_path / "runs" / run_id / "best_so_far.py"  # the analysis stage's kernel, kept as it improved
+    best = tmp_path / "runs" / run_id / "best_so_far.py"  # fusion's accepted kernel, kept when accepted
     assert str(stop.value) == (f"interrupted: run {run_id} is saved; the best verified kernel so far is {best}; "
                                f"continue with: xe-forge optimize --resume {run_id} --run-dir {tmp_path / 'runs'}")
     assert best.is_file()
@@ -142,6 +142,20 @@ def test_ctrl_c_in_the_lm_then_resume_with_dummy_lm(tmp_path, stage_calls):
     assert second.asked == 1  # only memory_access; analyze and fusion were not asked again
     assert dict(stage_calls.calls) == {"fusion": 1, "memory_access": 2}
     assert result.exit_code == 0
+
+
+def test_a_crash_in_the_middle_of_a_stage_keeps_its_accepted_candidate(fake_llm, tmp_path, stage_calls):
+    """best_so_far.py follows each accepted candidate, not each finished stage: on the H200 a run stopped at
+    its time limit during a stage's second candidate had kept only the stage before (0.42x eager where the
+    accepted first candidate of the unfinished stage was 1.9x faster than that)."""
+    server = fake_llm(Script().route("Analyze this Triton kernel", issues_answer([]))
+                      .route("## Stage: fusion", code_answer(candidate("fused_good"))))
+    stage_calls.crash_after_first["fusion"] = InjectedCrashError("killed at the job's time limit")
+    with pytest.raises(InjectedCrashError):
+        run(llm_settings(server), tmp_path, stages=STAGES, max_iters=2)
+    run_dir = tmp_path / "runs" / _only_run(tmp_path)
+    assert {r["stage"]: r["status"] for r in store_rows(run_dir, "stages")}["fusion"] == "running"
+    assert (run_dir / "best_so_far.py").read_text() == candidate("fused_good")
 
 
 def _ctrl_c_run(fake_llm, tmp_path, *, whole_group: bool):

@@ -100,8 +100,10 @@ def hidden_shapes_feedback(verdict: Verdict) -> str:
 
 
 def run_stage(request: StageRequest, problem: Problem, proposers: list[Proposer], evaluator: Evaluator, *,
-              allowance: set[str], max_iters: int, on_candidate: OnCandidate | None = None) -> StageOutcome:
-    """The CoVeR loop of one stage; returns the best verified code (the input if nothing won)."""
+              allowance: set[str], max_iters: int, on_candidate: OnCandidate | None = None,
+              on_accept: Callable[[str], None] | None = None) -> StageOutcome:
+    """The CoVeR loop of one stage; returns the best verified code (the input if nothing won).
+    `on_accept` gets each accepted candidate's code at once: a run killed later in the stage keeps it."""
     rule = request.stage.accept
     best_speedup, improved, verified = 1.0, False, False
     records: list[CandidateRecord] = []
@@ -125,6 +127,8 @@ def run_stage(request: StageRequest, problem: Problem, proposers: list[Proposer]
             if not unseen.passed:
                 accepted, speedup, verdict, feedback = False, None, unseen, hidden_shapes_feedback(unseen)
                 judged[source_key(proposal.code)] = (iteration, unseen)  # a repeat hears it failed
+        if accepted and on_accept is not None:
+            on_accept(proposal.code)
         record = CandidateRecord(iteration=iteration, source=proposal.source, recipe=proposal.recipe,
                                  entry_id=proposal.entry_id, rationale=proposal.rationale, passed=verdict.passed,
                                  accepted=accepted, speedup=speedup, summary=verdict.summary(),

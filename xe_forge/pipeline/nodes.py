@@ -115,8 +115,9 @@ def _budget_stop(ctx: RunContext) -> Update:
 
 
 def keep_best(run_dir: Path, code: str) -> None:
-    """The best kernel every stage verified so far, in the run directory as each stage improves it: a run
-    killed before its end (a job's time limit, SIGKILL) still leaves it. Written whole, then renamed."""
+    """The best kernel verified so far, in the run directory as each accepted candidate improves it: a run
+    killed before its end (a job's time limit, SIGKILL), even in the middle of a stage, still leaves it.
+    Written whole, then renamed."""
     tmp = run_dir / f".{BEST_SO_FAR}.tmp"
     tmp.write_text(code)
     os.replace(tmp, run_dir / BEST_SO_FAR)
@@ -151,7 +152,8 @@ def make_stage_node(name: str) -> Callable[[ForgeState, Runtime[RunContext]], Up
             return record(rec, proposal, verdict)
 
         outcome = run_stage(request, ctx.problem, proposers, ctx.evaluator, allowance=ctx.allowance,
-                            max_iters=ctx.max_iters, on_candidate=on_candidate)
+                            max_iters=ctx.max_iters, on_candidate=on_candidate,
+                            on_accept=lambda code: keep_best(ctx.run_dir, code))
         skips = ctx.rules.skips.get(name, [])
         if not outcome.candidates and skips:
             said = dict.fromkeys(f"{s['recipe']}: {s['reason']}" for s in skips)  # one line per distinct reason
@@ -161,8 +163,6 @@ def make_stage_node(name: str) -> Callable[[ForgeState, Runtime[RunContext]], Up
         ctx.store.stage(ctx.run_id, name, "improved" if outcome.improved else "kept input",
                         speedup=outcome.speedup, summary=outcome.report().model_dump())
         ctx.progress.stage_done(outcome)
-        if outcome.improved:
-            keep_best(ctx.run_dir, outcome.code)
         update: Update = {"code": outcome.code, "done": [name], "outcomes": [outcome], **_budget_stop(ctx)}
         if outcome.code != state.code and from_source(outcome, spec):
             update.update(_replan(ctx, state, name, outcome.code))
