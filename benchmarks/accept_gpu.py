@@ -1,7 +1,7 @@
 """Issue 25's acceptance on one GPU: default `optimize` at bench-gpu on problems written for it, then
 each output re-checked and re-timed in a fresh process by retime_gpu.py (not the verifier's timer).
 
-    python benchmarks/accept_gpu.py OUT_DIR [--parallel 3] [--limit 240] [--deadline 420] [--only 1,2,4]
+    python benchmarks/accept_gpu.py OUT_DIR [--parallel 3] [--limit 240] [--deadline 420] [--only 1,2,4] [--lowering]
 
 Problems: benchmarks/problems/accept/<id>_<Name>/ (kernel.py, kernel_pytorch.py, spec.yaml). Several
 optimizes share the GPU; the device lock keeps every timed section exclusive. Writes OUT_DIR/accept.json
@@ -18,7 +18,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBLEMS = ROOT / "benchmarks" / "problems" / "accept"
-TOOL_LABELS = {"input kernel": "output vs input", "eager": "output vs eager", "torch.compile": "output vs torch.compile"}
+TOOL_LABELS = {"input kernel": "output vs input", "eager": "output vs eager", "torch.compile": "output vs torch.compile",
+               "lowering": "output vs lowering"}
 
 
 def option(argv: list[str], name: str, default: str) -> str:
@@ -87,7 +88,9 @@ def main(argv: list[str]) -> int:
         path.write_text(json.dumps(case))
         cases.append(str(path))
     if cases:
-        subprocess.run([sys.executable, str(ROOT / "benchmarks" / "retime_gpu.py"), str(out / "retime.json"), *cases],
+        lower = ["--lowering"] if "--lowering" in argv else []  # re-time the Triton-only lowering too (~30 s each)
+        subprocess.run([sys.executable, str(ROOT / "benchmarks" / "retime_gpu.py"), str(out / "retime.json"), *cases,
+                        *lower],
                        cwd=ROOT, timeout=max(30.0, deadline + 240 - time.monotonic()))
     retimed = {r["name"]: r for r in json.loads((out / "retime.json").read_text())} if cases else {}
     for name, run in runs.items():

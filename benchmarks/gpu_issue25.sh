@@ -4,7 +4,7 @@
 # then one default `optimize`. Carry .whl/ (benchmarks/README.md). Results under $OUT.
 set -uo pipefail
 # sections (default all): checks timing accept; CHECKS=gemm12,conv1 picks the checks, ACCEPT_ONLY=1,3 and
-# ACCEPT_PARALLEL=1 the problems
+# ACCEPT_PARALLEL=1 the problems, RETIME_LOWERING=1 re-times the Triton-only lowering too
 SECTIONS=${*:-checks timing accept}  # and diag: benchmarks/diag_build.py
 want() { [[ " $SECTIONS " == *" $1 "* ]]; }
 START=$(date +%s)
@@ -67,7 +67,7 @@ for r in d["honest"] + d["cheats"]:
 PY
 A=$(left "${ACCEPT_TIME:-440}")  # the acceptance's share; no optimize starts in its last ACCEPT_TAIL seconds
 want accept && timeout "$A" python3 benchmarks/accept_gpu.py "$OUT/accept" --parallel "${ACCEPT_PARALLEL:-3}" \
-  --limit "${ACCEPT_LIMIT:-230}" --deadline $(( A - ${ACCEPT_TAIL:-200} )) --only "${ACCEPT_ONLY:-1,2,4,5,3,6}" 2>&1 | tail -12
+  --limit "${ACCEPT_LIMIT:-230}" --deadline $(( A - ${ACCEPT_TAIL:-200} )) --only "${ACCEPT_ONLY:-1,2,4,5,3,6}" ${RETIME_LOWERING:+--lowering} 2>&1 | tail -12
 cd "$OUT" && tar czf results.tgz --exclude=results.tgz . 2>/dev/null
 find "$OUT" -mindepth 1 -maxdepth 1 ! -name results.tgz ! -name timing.log ! -name gpu.txt -exec rm -rf {} +
 ls -la "$OUT"
