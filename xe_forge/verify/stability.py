@@ -62,7 +62,9 @@ def jittered(args: list[Any], seed: int) -> list[Any]:
     gens: dict[Any, Any] = {}  # drawn where the input lives: a host draw and copy cost 0.6 s per GEMM check
 
     def noise(x: Any) -> Any:
-        gen = gens.setdefault(x.device, torch.Generator(device=x.device).manual_seed(seed))
+        if x.device not in gens:
+            gens[x.device] = torch.Generator(device=x.device).manual_seed(seed)
+        gen = gens[x.device]
         return torch.randn(x.shape, generator=gen, dtype=x.dtype, device=x.device)
 
     return [x * (1 + JITTER * noise(x)) if torch.is_tensor(x) and x.is_floating_point() else x for x in args]
