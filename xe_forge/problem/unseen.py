@@ -15,9 +15,15 @@ A dim is free when the reference accepts another value for it and that value cha
 some input, parameter, buffer or output: nothing is frozen by its name. Hyperparameters that change
 no tensor's shape (an axis, an epsilon) are reported frozen for that reason; sizes the reference
 rejects are replaced by the next candidate; a dim with none is reported frozen.
-Cost bound (the interpreter is slow): a generated shape's tensors (inputs, state, outputs) hold at
-most max(COST_CAP x the visible shape's elements, MIN_BUDGET) elements, so a size is "just past" a
-tile, never ten times the visible one; a crossing beyond the bound falls back to a smaller tile.
+Cost bound (the interpreter is slow; a GPU check must take seconds): a generated shape's tensors
+(inputs, state, outputs) hold at most `growth(V)` times the visible shape's V elements (or MIN_BUDGET),
+and where the probe counts the reference's FLOPs, it does at most that many times the visible
+shape's FLOPs. growth is COST_CAP while the grown shape stays below LARGE_VOLUME elements and falls to
+2 for shapes already that large: at a KernelBench shape (a 0.4 G-element convolution) every dim is far
+past every tile, and 16 times its volume with a kernel size grown from 3 to 19 was 9 GB of output and
+a PFLOP, a check of minutes for nothing a shape just past the visible one does not show. So a size is
+"just past" a tile, never ten times the visible one; a crossing beyond the bound falls back to a
+smaller tile.
 """
 
 from __future__ import annotations
@@ -37,6 +43,8 @@ LARGE_CAP = 1 << 16  # elements a large shape's tensors hold at most (the others
 MAX_ALIGN = 1024  # exact multiples of tiles up to this size (larger constexprs are sizes, not steps)
 COST_CAP = 16  # a generated shape's tensors hold at most this many times the visible elements,
 MIN_BUDGET = 1 << 16  # or this many, whichever is more (tiny visible shapes still grow several dims)
+LARGE_VOLUME = 1 << 27  # past this many elements a shape grows by LARGE_GROWTH at most (growth())
+LARGE_GROWTH = 2
 MAX_TILE = 1 << 14  # larger "tiles" are sizes passed as constexprs, not blocks
 ODD_OFFSETS = (3, 5, 7, 9, 13, 17, 1)
 # where the reference needs aligned sizes (channels divisible by groups), after the odd ones
@@ -48,6 +56,24 @@ class ShapeProbe(BaseModel):
 
     signature: tuple = ()
     volume: int = 0
+    flops: float = 0.0  # the reference's FLOPs there (0: not counted, no FLOP bound)
+
+
+def growth(volume: int) -> float:
+    """How many times the visible shape's elements (and FLOPs) a generated shape may hold."""
+    if volume <= 0:
+        return float(COST_CAP)
+    return max(min(float(COST_CAP), LARGE_VOLUME / volume), float(LARGE_GROWTH))
+
+
+class Bound(BaseModel):
+    """The cost bound of one plan: elements and (where counted) FLOPs a generated shape may reach."""
+
+    volume: int
+    flops: float = 0.0  # 0: no FLOP bound
+
+    def admits(self, got: ShapeProbe) -> bool:
+        return got.volume <= self.volume and (not self.flops or got.flops <= self.flops)
 
 
 Probe = Callable[[dict[str, Any]], ShapeProbe | None]
@@ -98,12 +124,15 @@ def _ceil_to(v: int, m: int) -> int:
 
 def bigger_candidates(v: int, tiles: list[int] = (), step: int | None = None) -> list[tuple[str, int]]:
     """(why, size) larger than v: just past the next multiple of each kernel tile (largest tile first),
-    then past the recipe's tile; non-multiples unless a step is declared."""
+    then past the recipe's tile, then just past v; non-multiples unless a step is declared."""
     out: list[tuple[str, int]] = []
     for tile in sorted({t for t in tiles if 1 < t <= MAX_TILE}, reverse=True):
         past = _past(_ceil_to(v + 1, tile), step)
         out += [(f"past tile {tile}", c) for c in past[:3] + past[len(ODD_OFFSETS):len(ODD_OFFSETS) + 2]]
     out += [("larger", c) for c in _past(_ceil_to(v + 1, _tile(v)), step)]
+    # last resort, where the cost bound refuses every crossing of a whole tile (a KernelBench-sized shape):
+    # one partial block more than the visible size has
+    out += [("just past", v + (step or o)) for o in ODD_OFFSETS[:3]]
     seen, unique = set(), []
     for why, c in out:
         if c > v and c not in seen and (step is None or c % step == 0):
@@ -129,6 +158,7 @@ def smaller_candidates(v: int, step: int | None = None) -> list[int]:
 class _Dim(BaseModel):
     name: str
     big: list[tuple[str, int]] = Field(default_factory=list)  # accepted larger sizes that change a shape
+    over: list[tuple[str, int]] = Field(default_factory=list)  # the same, over the bound with the others visible
     small: int | None = None
     least: int | None = None  # the smallest accepted size (the others' size in a large shape)
     column: bool = False  # it sizes the last dim of some tensor (a row's width, walked by one program)
@@ -143,7 +173,9 @@ def plan_unseen(dims: dict[str, Any], probe: Probe, tiles: list[int] = (),
     steps = steps or {}
     plan = UnseenPlan(tiles=sorted({t for t in tiles if 1 < t <= MAX_TILE}))
     base = probe(dims) or ShapeProbe(volume=1)
-    cap = max(COST_CAP * base.volume, MIN_BUDGET)
+    factor = growth(base.volume)
+    cap = Bound(volume=max(int(factor * base.volume), MIN_BUDGET),
+                flops=factor * base.flops * max(1.0, MIN_BUDGET / max(base.volume, 1)) if base.flops else 0.0)
     free: list[_Dim] = []
     for name, value in dims.items():
         if isinstance(value, bool) or not isinstance(value, int):
@@ -156,8 +188,8 @@ def plan_unseen(dims: dict[str, Any], probe: Probe, tiles: list[int] = (),
         for why, c in bigger_candidates(value, plan.tiles, steps.get(name)):
             got = probe({**dims, name: c})
             accepted = accepted or got is not None
-            if got is not None and got.signature != base.signature and got.volume <= cap:
-                dim.big.append((why, c))
+            if got is not None and got.signature != base.signature:
+                (dim.big if cap.admits(got) else dim.over).append((why, c))
                 dim.column = dim.column or _moves_last(base, got)
         for c in smaller_candidates(value, steps.get(name)):
             got = probe({**dims, name: c})
@@ -170,7 +202,7 @@ def plan_unseen(dims: dict[str, Any], probe: Probe, tiles: list[int] = (),
             if got is not None and got.signature != base.signature:
                 dim.least = c
                 break
-        if not dim.big and dim.small is None:
+        if not dim.big and not dim.over and dim.small is None:
             plan.frozen[name] = ("changes no tensor's shape (a hyperparameter such as an axis)" if accepted
                                  else "the reference accepts no other value")
             continue
@@ -181,7 +213,7 @@ def plan_unseen(dims: dict[str, Any], probe: Probe, tiles: list[int] = (),
     bigger = {k for s in plan.shapes for k in s.dims if s.dims[k] > dims[k]}
     smaller = {k for s in plan.shapes for k in s.dims if s.dims[k] < dims[k]}
     for dim in free:
-        options = {"larger": bool(dim.big), "smaller": dim.small is not None}
+        options = {"larger": bool(dim.big or dim.over), "smaller": dim.small is not None}
         missing = [w for w, seen in (("larger", bigger), ("smaller", smaller)) if dim.name not in seen]
         why = {w: ("the size bound and the shape budget left it out" if options[w]
                    else "the reference accepts no such value") for w in missing}
@@ -192,7 +224,7 @@ def plan_unseen(dims: dict[str, Any], probe: Probe, tiles: list[int] = (),
     return plan
 
 
-def _shapes(plan: UnseenPlan, dims: dict[str, Any], free: list[_Dim], probe: Probe, cap: int,
+def _shapes(plan: UnseenPlan, dims: dict[str, Any], free: list[_Dim], probe: Probe, cap: Bound,
             steps: dict[str, int]) -> None:
     def add(label: str, shape: dict[str, Any] | None) -> bool:
         if shape is not None and len(plan.shapes) < MAX_SHAPES and shape != dims \
@@ -202,10 +234,15 @@ def _shapes(plan: UnseenPlan, dims: dict[str, Any], free: list[_Dim], probe: Pro
         return False
 
     growing = [d for d in free if d.big]
-    # every dim grown at once, each to the largest crossing that keeps the whole within the bound
+    # every dim grown at once: each first to its smallest crossing (so that a tight bound, at a KernelBench
+    # shape, still grows them all), then each in turn to the largest that keeps the whole within the bound
     joint = dict(dims)
     for d in growing:
-        size = next((c for _, c in d.big if _accepted(joint, {d.name: c}, probe, cap) is not None), None)
+        size = next((c for c in sorted(c for _, c in d.big) if _accepted(joint, {d.name: c}, probe, cap)), None)
+        if size is not None:
+            joint[d.name] = size
+    for d in growing:
+        size = next((c for _, c in d.big if c > joint[d.name] and _accepted(joint, {d.name: c}, probe, cap)), None)
         if size is not None:
             joint[d.name] = size
     add("all larger", joint)
@@ -217,6 +254,17 @@ def _shapes(plan: UnseenPlan, dims: dict[str, Any], free: list[_Dim], probe: Pro
     smaller = {d.name: d.small for d in free if d.small is not None}
     if smaller:
         add("all smaller", _joint(dims, smaller, probe, None))
+
+    def one_larger(d: _Dim) -> None:
+        others = {k: v for k, v in smaller.items() if k != d.name}
+        size = next((c for why, c in d.big if why == "larger"), d.big[0][1]) if d.big else min(c for _, c in d.over)
+        add(f"{d.name} larger, others smaller", _joint(dims, {**others, d.name: size}, probe, cap))
+
+    # a dim no shape could grow with the others visible (a kernel size that multiplies a convolution's
+    # FLOPs past the bound) grows with the others smaller, before the far shapes take the budget
+    for d in free:
+        if joint[d.name] == dims[d.name] and not d.big and d.over:
+            one_larger(d)
     # each dim once far past the usual caps (a grid capped at 1024 rows, a block capped at 4096 columns,
     # an error swallowed past 8192), the others at their smallest (at most MAX_LARGE dims)
     least = {d.name: d.least for d in free if d.least is not None}
@@ -232,10 +280,8 @@ def _shapes(plan: UnseenPlan, dims: dict[str, Any], free: list[_Dim], probe: Pro
         if why.startswith("past tile") and joint[d.name] != size and far.get(d.name, 0) <= size:
             add(f"{d.name} {why}", {**dims, d.name: size})
     # while the budget lasts: one dim larger, the others smaller (dims the joint shape left out first)
-    for d in sorted(growing, key=lambda d: joint[d.name] != dims[d.name]):
-        others = {k: v for k, v in smaller.items() if k != d.name}
-        size = next((c for why, c in d.big if why == "larger"), d.big[0][1])
-        add(f"{d.name} larger, others smaller", _joint(dims, {**others, d.name: size}, probe, cap))
+    for d in sorted([d for d in free if d.big or d.over], key=lambda d: joint[d.name] != dims[d.name]):
+        one_larger(d)
 
 
 def _alignments(tiles: list[int]) -> list[int]:
@@ -250,7 +296,7 @@ def _alignments(tiles: list[int]) -> list[int]:
     return out + ([16] if min(out or [MAX_ALIGN]) > 16 else [])  # a blocked loop's step is a power of two
 
 
-def _aligned(dims: dict[str, Any], growing: list[_Dim], probe: Probe, cap: int, tiles: list[int],
+def _aligned(dims: dict[str, Any], growing: list[_Dim], probe: Probe, cap: Bound, tiles: list[int],
              steps: dict[str, int]) -> tuple[str, dict[str, Any]] | None:
     """Growing dims at the next exact multiple of an alignment past their visible sizes, within the bound:
     the alignment and dims that score most (dims aligned x log2 of the alignment; the larger on a tie), so
@@ -292,13 +338,13 @@ def _large(dims: dict[str, Any], name: str, least: dict[str, int], probe: Probe,
         if cap_size <= dims[name]:
             return None
         size = _ceil_to(cap_size + 1, step) if step else cap_size + 9
-        shape = _joint(dims, {**others, name: size}, probe, LARGE_CAP)
+        shape = _joint(dims, {**others, name: size}, probe, Bound(volume=LARGE_CAP))
         if shape is not None and shape[name] == size:
             return f"{name} past {cap_size}, others smallest", shape
     return None
 
 
-def _secret_shape(plan: UnseenPlan, dims: dict[str, Any], free: list[_Dim], probe: Probe, cap: int,
+def _secret_shape(plan: UnseenPlan, dims: dict[str, Any], free: list[_Dim], probe: Probe, cap: Bound,
                   rng: random.Random, steps: dict[str, int]) -> None:
     """Every free dim drawn uniformly past its visible size up to its largest accepted one (multiples of a
     declared step), within the bound; beyond the recipe's shape budget, and named for what it is."""
@@ -316,13 +362,13 @@ def _secret_shape(plan: UnseenPlan, dims: dict[str, Any], free: list[_Dim], prob
             return
 
 
-def _accepted(dims: dict[str, Any], wanted: dict[str, int], probe: Probe, cap: int | None) -> dict | None:
+def _accepted(dims: dict[str, Any], wanted: dict[str, int], probe: Probe, cap: Bound | None) -> dict | None:
     full = {**dims, **wanted}
     got = probe(full)
-    return full if got is not None and (cap is None or got.volume <= cap) else None
+    return full if got is not None and (cap is None or cap.admits(got)) else None
 
 
-def _joint(dims: dict[str, Any], wanted: dict[str, int], probe: Probe, cap: int | None) -> dict | None:
+def _joint(dims: dict[str, Any], wanted: dict[str, int], probe: Probe, cap: Bound | None) -> dict | None:
     """All wanted changes at once if the reference accepts them within the bound, else as many as it
     accepts, in order; None when not even one is."""
     full = _accepted(dims, wanted, probe, cap)

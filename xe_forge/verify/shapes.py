@@ -119,11 +119,15 @@ def _runs(cls: type, init: Callable[[], list[Any]], inputs: Callable[[], list[An
     the meta device, else (small) for real; None where it does not."""
     import torch
 
+    from xe_forge.verify.budget import counted_families
+
     try:
         with torch.device("meta"), torch.no_grad():
             args = inputs()
             model = cls(*init())
-            return _probe(args, model, model(*args))
+            with counted_families() as flops:  # from shapes alone (torch's FLOP formulas): free on meta
+                out = model(*args)
+            return _probe(args, model, out, sum(flops.values()))
     except NotImplementedError:
         pass  # an operator without a meta kernel: try for real below
     except Exception:
@@ -139,8 +143,9 @@ def _runs(cls: type, init: Callable[[], list[Any]], inputs: Callable[[], list[An
         return None
 
 
-def _probe(args: list[Any], model: Any, out: Any) -> ShapeProbe:
-    """The shapes of the inputs, the state and the outputs, and the elements they hold."""
+def _probe(args: list[Any], model: Any, out: Any, flops: float = 0.0) -> ShapeProbe:
+    """The shapes of the inputs, the state and the outputs, the elements they hold, and the forward's
+    FLOPs where they were counted (on the meta device)."""
     import torch
 
     from xe_forge.verify.compare import flatten
@@ -149,7 +154,7 @@ def _probe(args: list[Any], model: Any, out: Any) -> ShapeProbe:
     tensors += [(k, v) for k, v in model.state_dict().items() if torch.is_tensor(v)]
     tensors += [("out", o) for o in flatten(out) if torch.is_tensor(o)]
     return ShapeProbe(signature=tuple((k, tuple(t.shape)) for k, t in tensors),
-                      volume=sum(int(t.numel()) for _, t in tensors))
+                      volume=sum(int(t.numel()) for _, t in tensors), flops=flops)
 
 
 def _numel(shape: tuple[int, ...]) -> int:
