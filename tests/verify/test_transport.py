@@ -61,3 +61,50 @@ def test_numbers_pass_and_other_values_do_not(tmp_path: Path) -> None:
         read_outputs(_write(tmp_path, [{"kind": "value", "value": {"__reduce__": "os.system"}}]), 1 << 20, "cpu")
     with pytest.raises(ValueError, match="not a list"):
         read_outputs(_write(tmp_path, {"kind": "value"}), 1 << 20, "cpu")
+
+
+# ---------------------------------------------------------------- the judge's inputs and weights for the runner
+
+
+@pytest.mark.parametrize("layout", ["transposed", "column slice", "expanded", "step 2"])
+def test_a_shipped_span_rebuilds_the_exact_layout_a_kernel_must_honour(layout: str) -> None:
+    from xe_forge.problem.layouts import lay_out
+    from xe_forge.verify.transport import from_span, span_of
+
+    x = lay_out(torch.arange(1.0, 37.0).reshape(4, 9), layout)
+    span = span_of(x)
+    assert span.is_contiguous() and span.numel() <= x.untyped_storage().nbytes() // x.element_size()
+    got = from_span(span.clone(), list(x.shape), list(x.stride()), 0)
+    assert torch.equal(got, x) and got.stride() == x.stride()
+    assert got.untyped_storage().data_ptr() != x.untyped_storage().data_ptr()  # the runner's own copy
+
+
+def test_off_cuda_a_shipment_is_a_file_and_loads_as_it_was_written(tmp_path: Path) -> None:
+    from xe_forge.problem.layouts import lay_out
+    from xe_forge.verify.transport import Shipment, load_shipped
+
+    ship = Shipment()
+    inputs = [lay_out(torch.randn(3, 5), "transposed"), 4, 0.5]
+    ship.write(inputs, str(tmp_path / "in.pt"), "run")
+    state = {"weight": torch.randn(5, 5), "steps": torch.tensor(3)}
+    ship.write(state, str(tmp_path / "state.pt"), "run")
+    assert not is_ipc(str(tmp_path / "in.pt")) and not ship.held  # nothing held for a file
+    got = load_shipped(str(tmp_path / "in.pt"), "cpu")
+    assert torch.equal(got[0], inputs[0]) and got[0].stride() == inputs[0].stride() and got[1:] == [4, 0.5]
+    loaded = load_shipped(str(tmp_path / "state.pt"), "cpu")
+    assert set(loaded) == {"weight", "steps"} and torch.equal(loaded["weight"], state["weight"])
+
+
+def test_a_shipped_record_rebuilds_its_view_on_a_copy_of_the_span(tmp_path: Path, monkeypatch) -> None:
+    """The CUDA mapping itself runs on the H200 (benchmarks/ipc_smoke.py); here the record's numbers: a
+    view whose strides reach past the shipped span is refused before anything is mapped."""
+    import xe_forge.verify.transport as transport
+
+    record = {**GOOD, "size": [4, 9], "stride": [1, 4], "size_bytes": 4 * 36}  # a transposed 9x4, 36 elements
+    monkeypatch.setattr(torch.UntypedStorage, "_new_shared_cuda", staticmethod(
+        lambda *a: torch.arange(36.0).untyped_storage()), raising=False)
+    monkeypatch.setattr(torch.cuda, "init", lambda: None)
+    got = transport._open(record, "cpu", 1 << 20, keep_layout=True)
+    assert got.stride() == (1, 4) and torch.equal(got, torch.arange(36.0).as_strided((4, 9), (1, 4)))
+    with pytest.raises(ValueError):
+        transport._open({**record, "stride": [1, 5]}, "cpu", 1 << 20, keep_layout=True)

@@ -22,7 +22,7 @@ from xe_forge.problem.cases import (
     redraw,
 )
 from xe_forge.problem.layouts import lay_out
-from xe_forge.problem.spec import Spec, Variant
+from xe_forge.problem.spec import Spec, Variant, init_args
 from xe_forge.verify import protocol as p
 from xe_forge.verify.budget import counted_families
 from xe_forge.verify.compare import (
@@ -40,7 +40,7 @@ from xe_forge.verify.models import CONSTANT_REFERENCE, Finding
 from xe_forge.verify.shapes import ShapeCase, plan_shapes
 from xe_forge.verify.stability import Float64Reference, conditioned, finite, jittered, stable, varies
 from xe_forge.verify.state_check import Expected, sent_state_findings
-from xe_forge.verify.transport import load_outputs
+from xe_forge.verify.transport import Shipment, load_outputs
 from xe_forge.verify.weights import with_one_moved
 
 
@@ -92,6 +92,7 @@ class Judge:
         self._post: Expected | None = None
         self.eager: dict[str, dict[str, list[Any]]] = {}  # dir -> trial id -> reference run in a 16-bit dtype
         self.in_dtype: dict[tuple[int, str], Any] = {}  # (id of a reference model, dtype) -> its copy in that dtype
+        self.shipment = Shipment()  # inputs and weights for the runner (CUDA IPC from a private pool, else files)
 
     def handle(self, req: Any) -> p.Reply:
         handlers = {"load": self.load, "plan_unseen": self.plan_unseen, "prepare": self.prepare,
@@ -156,7 +157,7 @@ class Judge:
             shipped = {k: (v.to(tdtype) if v.is_floating_point() else v) for k, v in states[label].items()}
             ref_states[label] = {k: (v.to(torch.float32) if v.is_floating_point() else v) for k, v in shipped.items()}
             out.states[label] = str(folder / f"{req.shape}_state_{_safe(label)}.pt")
-            torch.save({k: v.cpu() for k, v in shipped.items()}, out.states[label])
+            self.shipment.write(shipped, out.states[label], req.dir)
         if case.int_highs is None:
             case.int_highs = int_highs(prob.spec, case, ref, self.tdev, prob.dtype)
         for n, trial in enumerate(req.trials):
@@ -176,7 +177,7 @@ class Judge:
             self.weights.setdefault(req.dir, {})[trial.id] = trial.weights
             out.inputs[trial.id] = str(folder / f"{req.shape}_in_{trial.id}.pt")
             out.dists[trial.id] = dist
-            torch.save(inputs, out.inputs[trial.id])
+            self.shipment.write(inputs, out.inputs[trial.id], req.dir)
         return out
 
     def _signed(self, ref: Any, case: ShapeCase, initial: dict[str, Any], seed: int) -> dict[str, Any]:
@@ -210,7 +211,7 @@ class Judge:
     def _init_args(self, case: ShapeCase) -> list[Any]:
         prob = self._problem()
         if prob.spec is not None and case.variant is not None:
-            return build_case(case.module, prob.spec, case.variant, seed=0, device="cpu").init_args
+            return init_args(prob.spec, case.variant)  # not build_case: its inputs (a 0.5 GB host draw) go unused
         return inputs_from_module(case.module, 0)[1]
 
     def _trial(self, prob: _Problem, case: ShapeCase, ref: Any, state: dict[str, Any], trial: p.TrialPlan):
@@ -386,6 +387,7 @@ class Judge:
     def release(self, req: p.Release) -> p.Released:
         for store in (self.expected, self.weights, self.states, self.models, self.templates, self.post, self.eager):
             store.pop(req.dir, None)
+        self.shipment.release(req.dir)
         self.in_dtype.clear()
         return p.Released()
 

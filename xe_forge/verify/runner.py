@@ -23,7 +23,7 @@ from xe_forge.verify.hooks import PatchGuard, count_launches, poisoned_allocatio
 from xe_forge.verify.model_walk import entry_refusal, load_state, named_state, refusal
 from xe_forge.verify.state_check import write_state
 from xe_forge.verify.subset_rules import mark_user_module
-from xe_forge.verify.transport import write_outputs
+from xe_forge.verify.transport import load_shipped, write_outputs
 from xe_forge.verify.weights import pair_tensors
 
 
@@ -192,8 +192,7 @@ class Runner:
 
         def state(path: str) -> dict[str, Any]:
             if path not in states:
-                states[path] = {k: v.to(self.tdev) for k, v in torch.load(path, map_location="cpu",
-                                                                           weights_only=True).items()}
+                states[path] = {k: v.to(self.tdev) for k, v in load_shipped(path, self.tdev).items()}
             return states[path]
 
         model, pairs, failure, line = self.build(req.role, req.init, req.seed, state(req.calls[0].state))
@@ -205,7 +204,7 @@ class Runner:
         for call in req.calls:
             load_state(model, state(call.state), pairs)
             inputs = [x.to(self.tdev) if torch.is_tensor(x) else x
-                      for x in torch.load(call.inputs, map_location=self.tdev, weights_only=True)]
+                      for x in load_shipped(call.inputs, self.tdev)]
             if call.reuse is not None:
                 with torch.no_grad():
                     for x, y in zip(self.kept[call.reuse], inputs, strict=False):

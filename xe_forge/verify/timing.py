@@ -35,7 +35,7 @@ from xe_forge.verify import protocol as p
 from xe_forge.verify.compare import fingerprint, flatten
 from xe_forge.verify.model_walk import load_state
 from xe_forge.verify.models import Timing
-from xe_forge.verify.transport import write_outputs
+from xe_forge.verify.transport import load_shipped, write_outputs
 
 MIN_MARGIN = 0.02
 WARM_MS = 50.0  # warm-up per side: clocks ramp, caches and autotuners settle
@@ -78,7 +78,7 @@ class TimingSession:
         self.variant = self.spec.variant(req.variant) if self.spec else None
         self.failure: str | None = None
         _precision_flags(req.side)
-        state = {k: v.to(runner.tdev) for k, v in torch.load(req.state, map_location="cpu", weights_only=True).items()}
+        state = {k: v.to(runner.tdev) for k, v in load_shipped(req.state, runner.tdev).items()}
         reference = runner.modules["reference"]
         case = build_case(reference, self.spec, self.variant, seed=req.template_seed, device=runner.tdev,
                           dtype=req.dtype)

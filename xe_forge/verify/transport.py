@@ -11,6 +11,16 @@ validated numbers, with classes and dtypes of its own choosing, and refuses a vi
 the storage it claims. Torch's IPC reference count keeps the runner's block alive until the judge
 has let it go, so the runner may drop the outputs as soon as it has written the record.
 XE_FORGE_OUTPUT_IPC=0 turns it off (files everywhere).
+
+The other way, the judge's inputs and weights for the runner (a convolution's 0.5 GB input per trial
+cost 1.5 s of host copy and pickling each, 18 s of a 50 s preparation on the H200) travel the same
+way with two differences (`Shipment`). An IPC handle maps the whole allocator segment that holds the
+tensor, not the tensor alone, and the judge's segments hold the outputs a candidate is compared
+with: so everything shipped is first copied into a private memory pool that holds nothing else, and
+the judge never reads those copies again (it keeps its own). And a kernel must meet the inputs in
+their layout (transposed, a row repeated with stride 0, every second element): the runner copies the
+storage span the view covers and rebuilds the same view on its copy, then lets the mapping go before
+any candidate code runs with them.
 """
 
 from __future__ import annotations
@@ -80,8 +90,9 @@ def _int(value: Any, low: int = 0) -> int:
     return value
 
 
-def _open(record: dict[str, Any], device: str, limit: int) -> Any:
-    """The judge's own copy of one shared tensor, after checking every number in its record."""
+def _open(record: dict[str, Any], device: str, limit: int, *, keep_layout: bool = False) -> Any:
+    """This process's own copy of one shared tensor, after checking every number in its record; with
+    `keep_layout`, the same view (sizes, strides, offset within its span) on a copy of its span."""
     import torch
 
     if record.get("kind") == "value":
@@ -110,10 +121,88 @@ def _open(record: dict[str, Any], device: str, limit: int) -> Any:
             bool(record.get("sync")))  # every field read and checked before CUDA is touched
     torch.cuda.init()  # mapping a handle needs this process's CUDA context (torch's own rebuild does the same)
     storage = torch.UntypedStorage._new_shared_cuda(*args)
+    if keep_layout:
+        span = torch.empty(0, dtype=dtype, device=storage.device).set_(storage, 0, (extent,), (1,))
+        copy = from_span(span.clone().to(device), size, stride, offset)
+        del span, storage
+        return copy
     view = torch.empty(0, dtype=dtype, device=storage.device).set_(storage, offset, size, stride)
     copy = view.clone().to(device)
     del view, storage
     return copy
+
+
+def span_of(x: Any) -> Any:
+    """A contiguous copy of the storage elements view `x` covers, from its offset to its last element
+    (what a view's layout needs to be rebuilt: `from_span(span, x.shape, x.stride(), 0)`)."""
+    extent = 1 + sum((s - 1) * st for s, st in zip(x.shape, x.stride(), strict=True)) if x.numel() else 0
+    return x.as_strided((extent,), (1,), x.storage_offset()).clone()
+
+
+def from_span(span: Any, size: list[int], stride: list[int], offset: int) -> Any:
+    """The view `size`/`stride`/`offset` over `span`, a tensor of this process's own."""
+    return span.as_strided(tuple(size), tuple(stride), offset)
+
+
+class Shipment:
+    """The judge's inputs and weights for the runner: IPC records of copies in a private CUDA memory pool
+    (nothing of the judge's own shares their segments), held per work folder until it is released;
+    `torch.save` files off CUDA, where the pool API is missing, or with XE_FORGE_OUTPUT_IPC=0."""
+
+    def __init__(self) -> None:
+        self.pool: Any = None
+        self.held: dict[str, list[Any]] = {}
+
+    def write(self, values: list[Any] | dict[str, Any], path: str, folder: str) -> None:
+        import torch
+
+        keys = list(values) if isinstance(values, dict) else None
+        items = list(values.values()) if isinstance(values, dict) else list(values)
+        if self._usable(items):
+            try:
+                if self.pool is None:
+                    self.pool = torch.cuda.MemPool()
+                with torch.cuda.use_mem_pool(self.pool):
+                    spans = [span_of(x.detach()) if torch.is_tensor(x) else x for x in items]
+                records = [_record(s) for s in spans]
+                if all(r is not None for r in records):
+                    for r, x in zip(records, items, strict=True):
+                        if torch.is_tensor(x):  # the view over the shipped span, as the runner rebuilds it
+                            r.update(size=list(x.shape), stride=list(x.stride()), offset=0)
+                    self.held.setdefault(folder, []).append(spans)
+                    with open(path, "wb") as fh:
+                        fh.write(MAGIC + json.dumps({"keys": keys, "records": records}).encode())
+                    return
+            except (RuntimeError, TypeError, AttributeError):
+                pass  # files below
+        if keys is not None:
+            torch.save({k: v.detach().cpu() if torch.is_tensor(v) else v for k, v in values.items()}, path)
+        else:
+            torch.save(items, path)
+
+    def release(self, folder: str) -> None:
+        self.held.pop(folder, None)
+
+    @staticmethod
+    def _usable(items: list[Any]) -> bool:
+        import torch
+
+        tensors = [x for x in items if torch.is_tensor(x)]
+        return (os.environ.get("XE_FORGE_OUTPUT_IPC", "1") != "0" and bool(tensors)
+                and all(type(x) is torch.Tensor and x.is_cuda and x.numel() > 0 for x in tensors)
+                and hasattr(torch.cuda, "MemPool") and hasattr(torch.cuda, "use_mem_pool"))
+
+
+def load_shipped(path: str, device: str) -> Any:
+    """What the judge shipped (`Shipment.write`): a list, or a dict of tensors, on `device`."""
+    import torch
+
+    if not is_ipc(path):
+        return torch.load(path, map_location=device, weights_only=True)
+    with open(path, "rb") as fh:
+        body = json.loads(fh.read()[len(MAGIC):])
+    values = [_open(r, device, 1 << 40, keep_layout=True) for r in body["records"]]
+    return dict(zip(body["keys"], values, strict=True)) if body.get("keys") is not None else values
 
 
 def read_outputs(path: str, limit: int, device: str) -> list[Any]:
@@ -128,7 +217,7 @@ def read_outputs(path: str, limit: int, device: str) -> list[Any]:
     return [_open(r, device, limit) for r in records]
 
 
-__all__ = ["is_ipc", "read_outputs", "write_outputs"]
+__all__ = ["Shipment", "is_ipc", "load_shipped", "read_outputs", "write_outputs"]
 
 
 OUTPUT_SLACK = 4  # an output file may be at most this many times the expected bytes (plus 1 MiB)
