@@ -65,9 +65,13 @@ def bench(fn: Any) -> float:
 def lowering(model: Any) -> Any:
     """TorchInductor's Triton-only lowering: max-autotune with Triton GEMM and convolution templates."""
     import torch
+    import torch._inductor.config as icfg
 
-    return torch.compile(model, mode="max-autotune-no-cudagraphs",
-                         options={"max_autotune_gemm_backends": "TRITON", "max_autotune_conv_backends": "TRITON"})
+    # mode="max-autotune-no-cudagraphs" spelled as options: torch.compile takes a mode or options, not both
+    wanted = {"max_autotune": True, "triton.cudagraphs": False, "max_autotune_gemm_backends": "TRITON",
+              "max_autotune_conv_backends": "TRITON"}
+    known = {k: v for k, v in wanted.items() if hasattr(icfg, k.split(".")[0])}
+    return torch.compile(model, options=known)
 
 
 def run_case(case: dict, with_lowering: bool) -> dict[str, Any]:
