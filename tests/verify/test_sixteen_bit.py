@@ -117,3 +117,44 @@ def test_non_finite_values_never_pass() -> None:
     got = bf(truth).clone()
     got[0, 0] = float("nan")
     assert not judged(got, truth, eager).passed
+
+
+# ---------------------------------------------------------------- the same contract in fp32, against float64
+
+
+def batchnorm_case(seed=0, rows=7, k=96, n=80):
+    """GEMM + training-mode BatchNorm over 7 rows (an unseen batch) of inputs with a large common offset:
+    the batch variance is a difference of large nearly equal numbers, which every fp32 order of summation
+    rounds, and the norm amplifies what is left."""
+    g = torch.Generator().manual_seed(seed)
+    x = 300.0 + torch.randn(rows, k, generator=g, dtype=torch.float64)
+    w = torch.randn(n, k, generator=g, dtype=torch.float64) * 0.05
+    exact = F.batch_norm(F.linear(x, w), None, None, training=True)
+    want = F.batch_norm(F.linear(x.float(), w.float()), None, None, training=True)
+    order = torch.randperm(k, generator=g)  # another summation order, as a tiled kernel sums
+    honest = F.batch_norm(F.linear(x.float()[:, order], w.float()[:, order]), None, None, training=True)
+    return exact, want, honest
+
+
+def test_an_honest_fp32_kernel_where_fp32_itself_loses_digits_passes_against_float64() -> None:
+    exact, want, honest = batchnorm_case()
+    today = compare_all([honest], [want], 1e-4, 1e-4, torch.float32)[0]
+    assert not today.passed  # two fp32 orders of summation disagree beyond 1e-4 here
+    fair = compare_all([honest], [want], 1e-4, 1e-4, torch.float32, exact=[exact])[0]
+    assert fair.passed, fair
+    assert "fp32 reference's own error" in fair.note
+
+
+@pytest.mark.parametrize("cheat", ["errors 50x the honest kernel's", "a scale off by 1%", "a shifted mean"])
+def test_less_accurate_fp32_work_still_fails_against_float64(cheat: str) -> None:
+    exact, want, honest = batchnorm_case(seed=1)
+    got = {"errors 50x the honest kernel's": want + 50 * (honest - want) + 1e-3 * torch.sign(want),
+           "a scale off by 1%": want * 1.01, "a shifted mean": want + 0.05}[cheat]
+    assert not compare_all([got], [want], 1e-4, 1e-4, torch.float32, exact=[exact])[0].passed
+
+
+def test_without_a_usable_float64_truth_fp32_is_judged_as_before() -> None:
+    exact, want, honest = batchnorm_case()
+    plain = compare_all([honest], [want], 1e-4, 1e-4, torch.float32)[0]
+    misshaped = compare_all([honest], [want], 1e-4, 1e-4, torch.float32, exact=[exact[:1]])[0]
+    assert not misshaped.passed and misshaped.mismatches == plain.mismatches

@@ -63,8 +63,10 @@ def magnitude(want: Any, atol: float) -> float:
 
 
 def compare(name: str, got: Any, want: Any, rtol: float, atol: float, expect_dtype: Any,
-            eager: Any = None) -> Comparison:
-    """`eager`: the reference run eagerly in a 16-bit run dtype; its error sets the 16-bit contract (precision.py)."""
+            eager: Any = None, exact: Any = None) -> Comparison:
+    """`eager`: the reference run eagerly in a 16-bit run dtype; its error sets the 16-bit contract (precision.py).
+    `exact`: the reference in float64 on the same values, where an fp32 comparison failed: the fp32
+    reference's own error against it sets the same contract in fp32 (precision.relaxed_exact)."""
     import torch
 
     from xe_forge.verify import precision
@@ -89,6 +91,9 @@ def compare(name: str, got: Any, want: Any, rtol: float, atol: float, expect_dty
     finite = torch.isfinite(g)
     strict = ~torch.isclose(g, w, rtol=rtol, atol=atol * magnitude(want, atol), equal_nan=False) | ~finite
     bad = precision.relaxed(strict, g, w, eager, expect_dtype)
+    exact = exact if torch.is_tensor(exact) and tuple(exact.shape) == tuple(want.shape) else None
+    if exact is not None:
+        bad = precision.relaxed_exact(bad, g, exact, want)
     eager_only = int(strict.sum()) - int(bad.sum())
     diff = (g - w).abs()
     diff = torch.where(finite, diff, torch.full_like(diff, float("inf")))
@@ -99,11 +104,13 @@ def compare(name: str, got: Any, want: Any, rtol: float, atol: float, expect_dty
                                   if not bool(finite.all()) else "")
     rel_l2 = None if degenerate(want, atol) else _relative_l2(g, w, finite)
     limit = precision.l2_limit(REL_L2_FACTOR * rtol, w, eager, expect_dtype)
-    if count == 0 and rel_l2 is not None and rel_l2 > limit:
+    if count == 0 and rel_l2 is not None and rel_l2 > limit and not (
+            exact is not None and precision.l2_within_exact(limit, g, exact, want)):
         count, note = int(w.numel()), f"relative L2 error {rel_l2:.3g} exceeds {limit:g}"
     if count == 0 and eager_only:
-        note = (f"{eager_only} element(s) beyond rtol/atol are within PyTorch's own {expect_dtype} error there "
-                "(the 16-bit contract)")
+        own = "the fp32 reference's own error against float64" if exact is not None else \
+            f"PyTorch's own {expect_dtype} error"
+        note = f"{eager_only} element(s) beyond rtol/atol are within {own} there (the precision contract)"
     return Comparison(name=name, shape=list(want.shape), passed=count == 0,
                       max_abs_err=float(diff.max()) if diff.numel() else 0.0,
                       max_rel_err=float(rel.max()) if rel.numel() else 0.0, mismatches=count,
@@ -118,14 +125,15 @@ def _relative_l2(g: Any, w: Any, finite: Any) -> float | None:
 
 
 def compare_all(got: list[Any], want: list[Any], rtol: float, atol: float, dtype: Any,
-                eager: list[Any] | None = None) -> list[Comparison] | str:
+                eager: list[Any] | None = None, exact: list[Any] | None = None) -> list[Comparison] | str:
     """Every output of a tuple; a count mismatch is one message. `eager`: the reference's outputs run in a
     16-bit run dtype (the 16-bit contract, precision.py), None otherwise."""
     if len(got) != len(want):
         return f"candidate returns {len(got)} outputs, the reference {len(want)}"
     eager = eager if eager is not None and len(eager) == len(want) else [None] * len(want)
-    return [compare(f"output[{i}]" if len(want) > 1 else "output", g, w, rtol, atol, dtype, e)
-            for i, (g, w, e) in enumerate(zip(got, want, eager, strict=True))]
+    exact = exact if exact is not None and len(exact) == len(want) else [None] * len(want)
+    return [compare(f"output[{i}]" if len(want) > 1 else "output", g, w, rtol, atol, dtype, e, x)
+            for i, (g, w, e, x) in enumerate(zip(got, want, eager, exact, strict=True))]
 
 
 def same_outputs(a: list[Any], b: list[Any], rtol: float, atol: float) -> bool:

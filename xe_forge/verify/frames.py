@@ -15,6 +15,13 @@ harness are transparent (they act for whoever called them); the first frame that
   passed as a hook has no frame of its own, so the innermost non-transparent frame is Triton's
   launcher that called it (`JITFunction.run`, the interpreter's `GridExecutor.__call__`), which is
   not bookkeeping: whatever a launch runs beyond its own copies is the candidate's.
+- a walk that reaches the harness's call of the model without deciding: the candidate's too. The
+  audit runs only around the candidate's forward, so torch work there is asked for by the model,
+  whether or not a frame of the kernel file is on the stack (red team 5: a Model that is an
+  `nn.Sequential` under another name, a `forward` bound to torch's own as a class or instance
+  attribute or a property, ran the whole GEMM in torch with only torch's frames above the harness's,
+  and read 0 FLOP). Nothing is the harness's by default: its own work inside the window is named
+  (HARNESS_CODE).
 """
 
 from __future__ import annotations
@@ -94,6 +101,11 @@ LAUNCHER_CODE = frozenset({
 })
 
 
+# The harness's own functions that may do torch work inside the audited call (file name, function name):
+# none today; an entry here is the only way work with no deciding frame is not the candidate's.
+HARNESS_CODE: frozenset[tuple[str, str]] = frozenset()
+
+
 def is_launcher_code(code: Any) -> bool:
     return (os.path.basename(code.co_filename), code.co_name) in LAUNCHER_CODE
 
@@ -137,12 +149,14 @@ class Attribution:
             kind = file_kind(f.f_code.co_filename)
             if kind == "harness" and self.in_launch() and is_launcher_code(f.f_code):
                 return "launcher", ""
+            if kind == "harness" and (os.path.basename(f.f_code.co_filename), f.f_code.co_name) in HARNESS_CODE:
+                return "harness", ""
             if kind == "triton":
                 return ("launcher", "") if self.in_launch() and is_launcher_code(f.f_code) else ("candidate", "")
             if kind == "candidate":
                 return "candidate", ""
             f = f.f_back
-        return "harness", ""
+        return "candidate", ""
 
 
 def caller() -> FrameType | None:

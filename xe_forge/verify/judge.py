@@ -93,6 +93,8 @@ class Judge:
         self.eager: dict[str, dict[str, list[Any]]] = {}  # dir -> trial id -> reference run in a 16-bit dtype
         self.in_dtype: dict[tuple[int, str], Any] = {}  # (id of a reference model, dtype) -> its copy in that dtype
         self.shipment = Shipment()  # inputs and weights for the runner (CUDA IPC from a private pool, else files)
+        self.recipes: dict[str, dict[str, tuple]] = {}  # dir -> trial id -> how its inputs were drawn (_exact)
+        self._recipe: tuple = ()
 
     def handle(self, req: Any) -> p.Reply:
         handlers = {"load": self.load, "plan_unseen": self.plan_unseen, "prepare": self.prepare,
@@ -172,6 +174,7 @@ class Judge:
                 out.notes.append(f"{case.info.label}: signed inputs replaced by the problem's own: the reference is "
                                  "not finite on them")
             self.expected.setdefault(req.dir, {})[trial.id] = want
+            self.recipes.setdefault(req.dir, {})[trial.id] = (*self._recipe, trial.seed)
             self.post.setdefault(req.dir, {})[trial.id] = self._post
             self._keep_eager(req.dir, trial.id, ref, ref_states[trial.weights], inputs, case)
             self.weights.setdefault(req.dir, {})[trial.id] = trial.weights
@@ -236,13 +239,16 @@ class Judge:
                 continue
             if attempt == "problem" or finite(want) and (not checked or varies(want)
                                                         and self._stable(ref, want, state, inputs, prob)):
+                layout = None
                 if trial.layout:
-                    inputs, want = self._strided(ref, state, inputs, want, case, trial.layout, prob)
+                    inputs, want, layout = self._strided(ref, state, inputs, want, case, trial.layout, prob)
+                # how to draw these values again: the float64 truth is computed only where a comparison fails
+                self._recipe = (case, ref, state, dict(dist=attempt, offset=offset, scale=scale), layout)
                 return inputs, want, "wide" if attempt == "hard" else attempt
         raise AssertionError("unreachable")
 
     def _strided(self, ref: Any, state: dict[str, Any], inputs: list[Any], want: list[Any],
-                 case: ShapeCase, layout: str, prob: _Problem) -> tuple[list[Any], list[Any]]:
+                 case: ShapeCase, layout: str, prob: _Problem) -> tuple[list[Any], list[Any], str | None]:
         """The inputs in non-contiguous storage (saved with their strides; layouts.py), where the reference
         accepts them; else the contiguous ones. "expanded" repeats one row, which can leave a reduction
         over the rows nothing to reduce (a batch variance of 0, where rounding noise is all there is): there
@@ -255,12 +261,12 @@ class Judge:
             got = self._reference(ref, state, laid, case)
             if layout != "expanded" or finite(got) and conditioned(got, nearby, prob.rtol, prob.atol) \
                     and self._stable(ref, got, state, laid, prob):
-                return laid, got
+                return laid, got, layout
             laid = [lay_out(x, "step 2") for x in inputs]
-            return laid, self._reference(ref, state, laid, case)
+            return laid, self._reference(ref, state, laid, case), "step 2"
         except BadInput:
             self._reference(ref, state, inputs, case)  # the expected state after the contiguous call
-            return inputs, want
+            return inputs, want, None
 
     def _stable(self, ref: Any, want: list[Any], state: dict[str, Any], inputs: list[Any], prob: _Problem) -> bool:
         if self._twin is None or self._twin[0] is not ref:
@@ -314,6 +320,10 @@ class Judge:
                 reply.ghost_changed[key] = isinstance(other, str) or not same_outputs(got, other, prob.rtol, prob.atol)
                 continue
             comps = compare_all(got, want, prob.rtol, prob.atol, tdtype, self.eager.get(req.dir, {}).get(item.id))
+            if not isinstance(comps, str) and not all(c.passed for c in comps) and prob.dtype == "float32":
+                exact = self._exact(req.dir, item.id)  # the fp32 contract: against the float64 truth
+                if exact is not None:
+                    comps = compare_all(got, want, prob.rtol, prob.atol, tdtype, None, exact)
             result = (p.ItemResult(findings=[Finding(check="outputs", message=comps)]) if isinstance(comps, str)
                       else p.ItemResult(comparisons=comps, passed=all(c.passed for c in comps)))
             if item.state is not None:
@@ -324,6 +334,25 @@ class Judge:
             reply.results[key] = result
         reply.degenerate = self._degenerate(req, expected, prob)
         return reply
+
+    def _exact(self, folder: str, key: str) -> list[Any] | None:
+        """The reference in float64 on a trial's values, drawn again from its recipe (the draws are seeded and
+        made on the judge's device: the same values); None where that is not possible."""
+        recipe = self.recipes.get(folder, {}).get(key)
+        if recipe is None:
+            return None
+        case, ref, state, draw, layout, seed = recipe
+        prob = self._problem()
+        try:
+            inputs = build_case(case.module, prob.spec, case.variant, seed=seed, device=self.tdev, dtype=prob.dtype,
+                                int_highs=case.int_highs, **draw).inputs
+            if layout:
+                inputs = [lay_out(x, layout) for x in inputs]
+            if self._twin is None or self._twin[0] is not ref:
+                self._twin = (ref, Float64Reference(ref))
+            return self._twin[1].outputs(state, inputs)
+        except Exception:
+            return None
 
     def _degenerate(self, req: p.Compare, expected: dict[str, list[Any]], prob: _Problem) -> list[str]:
         """Flags that hold at every weights tried stand alone; the others say where they hold."""
@@ -385,7 +414,8 @@ class Judge:
         return reply
 
     def release(self, req: p.Release) -> p.Released:
-        for store in (self.expected, self.weights, self.states, self.models, self.templates, self.post, self.eager):
+        for store in (self.expected, self.weights, self.states, self.models, self.templates, self.post, self.eager,
+                      self.recipes):
             store.pop(req.dir, None)
         self.shipment.release(req.dir)
         self.in_dtype.clear()

@@ -14,7 +14,14 @@ for every element of that group, while whether PyTorch's own rounding happened t
 truth at one particular element is luck. The relative L2 bound follows the same rule. What it still
 rejects is work less accurate than PyTorch's in the same dtype: fp8 operands, an fp16 accumulator,
 dropped terms, a skipped normalisation term: each makes errors many times PyTorch's over most of the
-output, not at a few elements. In fp32 (and float64) nothing changes.
+output, not at a few elements.
+
+In fp32 the same rule runs one level up, where today's tolerance fails (`relaxed_exact`): the truth
+is the reference in float64 on the same values, PyTorch's own error is the fp32 reference's, and the
+rounding is fp32's. Rounding noise that the problem amplifies (a batch norm over 7 rows, a group of
+one channel, a ReLU output whose few non-zero values sit beside cancellation) is the fp32
+reference's too, so an honest fp32 kernel passes there; a kernel that drops a term still errs many
+times more than fp32 does over most of the output.
 """
 
 from __future__ import annotations
@@ -80,3 +87,27 @@ def l2_limit(limit: float, w: Any, eager: Any, dtype: Any) -> float:
     if norm == 0.0 or not bool(torch.isfinite(e).all()):
         return limit
     return max(limit, FACTOR * float((e - w).norm()) / norm)
+
+
+def relaxed_exact(bad: Any, g: Any, exact: Any, want: Any) -> Any:
+    """`bad` minus the elements within FACTOR times the fp32 reference's own error against float64 (`exact`)."""
+    import torch
+
+    bound = eager_bound(exact, want, torch.float32)
+    if bound is None:
+        return bad
+    e = exact.detach().to(bound.device).double()
+    within = (g.to(bound.device) - e).abs() <= bound
+    return bad & ~(within & torch.isfinite(g).to(bound.device))
+
+
+def l2_within_exact(limit: float, g: Any, exact: Any, want: Any) -> bool:
+    """The relative L2 error against float64 within the bound, or FACTOR times the fp32 reference's own."""
+    import torch
+
+    e = exact.detach().double()
+    norm = float(e.norm())
+    if norm == 0.0 or not bool(torch.isfinite(g).all()):
+        return False
+    own = float((want.detach().to(e.device).double() - e).norm()) / norm
+    return float((g.to(e.device) - e).norm()) / norm <= max(limit, FACTOR * own)

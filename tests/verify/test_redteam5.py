@@ -1,0 +1,53 @@
+"""Red team 5's corpus (written against verifier v3 from docs/VERIFIER.md, docs/SPEC.md, examples/ and
+xe_forge/ only, never tests/; redteam/red5/RESULTS.md has all 29 attacks and the counts): every honest
+kernel accepted, and the class closed since rejected, checked as `xe-forge check --device cpu` checks:
+torch work asked for by the model with no frame of the kernel file on the stack (a Model that is an
+nn.Sequential under another name, `forward` bound to torch's own as a class or instance attribute or a
+property) is the candidate's (verify/frames.py), so a GEMM or softmax done there is refused at the audit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from xe_forge.problem.kernel import load_problem
+from xe_forge.verify.evaluate import Evaluator, declared_allowance
+
+CORPUS = Path(__file__).resolve().parents[2] / "redteam" / "red5"
+CLOSED = ["gemm/a01_seq_alias.py", "gemm/a02_forward_classattr.py", "gemm/a03_forward_instance.py",
+          "gemm/a22_property_forward.py", "softmax/a04_token_copy.py"]
+HONEST = sorted(str(p.relative_to(CORPUS)) for p in CORPUS.glob("*/h[0-9]*.py"))
+
+
+@pytest.fixture(scope="module")
+def cli_like() -> Iterator[Evaluator]:
+    with Evaluator("cpu", timeout=300, trials=3) as ev:
+        yield ev
+
+
+def _verdict(path: str, evaluator: Evaluator, unseen: bool = True):
+    kernel = CORPUS / path
+    problem = load_problem(kernel, kernel.parent / "ref.py", kernel.parent / "spec.yaml", None)
+    return evaluator.evaluate(problem.kernel.source, problem, allow_torch=declared_allowance(problem),
+                              unseen=unseen, time_it=False)
+
+
+def test_the_corpus_is_all_here():
+    assert len(HONEST) == 4 and all((CORPUS / p).is_file() for p in CLOSED)
+
+
+@pytest.mark.parametrize("path", CLOSED)
+def test_torch_work_with_no_kernel_frame_on_the_stack_is_refused(path: str, cli_like: Evaluator):
+    verdict = _verdict(path, cli_like, unseen=False)  # refused at the visible shape already
+    assert not verdict.passed, verdict.feedback()
+    assert any(f.check == "torch-compute" for f in verdict.findings), verdict.feedback()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", HONEST)
+def test_redteam5_honest_kernel_accepted(path: str, cli_like: Evaluator):
+    verdict = _verdict(path, cli_like)
+    assert verdict.passed, verdict.feedback()
