@@ -6,8 +6,10 @@ integer or bool, from a wider float to a narrower one (or between the two 16-bit
 an integer to bool (`!= 0`) is compute, unless its target is one of the dtypes the call runs in (the
 model's floating state and inputs, i.e. the reference's own dtypes): the final cast of an fp32
 accumulator to a bf16 output, or an input cast the spec's dtype requires, round to the contract's
-precision, which the comparison judges anyway. Widening casts, integer to float, and integer
-narrowing (int64 indices handed to a kernel as int32) stay movement.
+precision, which the comparison judges anyway. Widening casts and integer to float stay movement;
+integer narrowing (int64 indices handed to a kernel as int32) is movement where it is exact on the
+data, and compute where it changes a value: an int64 -> uint8 cast of values past 255 is `x & 255`
+(red team 5, a24).
 """
 
 from __future__ import annotations
@@ -62,6 +64,24 @@ def lossy_cast(name: str, args: tuple, out: Any, keep: frozenset[Any]) -> str | 
     src_at, dst_at = where
     src = args[src_at] if len(args) > src_at else None
     dst = out if dst_at is None else (args[dst_at] if len(args) > dst_at else None)
-    if not (torch.is_tensor(src) and torch.is_tensor(dst)) or dst.dtype in keep or not _loses(src.dtype, dst.dtype):
+    if not (torch.is_tensor(src) and torch.is_tensor(dst)) or dst.dtype in keep:
+        return None
+    if not _loses(src.dtype, dst.dtype) and not _narrowing_changes(src, dst):
         return None
     return f"{str(src.dtype).removeprefix('torch.')}->{str(dst.dtype).removeprefix('torch.')}"
+
+
+def _narrowing_changes(src: Any, dst: Any) -> bool:
+    """An integer cast to a narrower or differently signed integer dtype that changed some value."""
+    import torch
+
+    a, b = src.dtype, dst.dtype
+    if a.is_floating_point or b.is_floating_point or a.is_complex or b.is_complex or torch.bool in (a, b) or a == b:
+        return False
+    wide, narrow = torch.iinfo(a), torch.iinfo(b)
+    if narrow.min <= wide.min and narrow.max >= wide.max:
+        return False  # every value fits: widening
+    try:
+        return not torch.equal(dst.to(a), src.expand_as(dst) if src.shape != dst.shape else src)
+    except RuntimeError:
+        return True  # not comparable element by element: not shown exact

@@ -51,6 +51,11 @@ class LaunchLog:
         except TypeError:
             return
         bound.apply_defaults()
+        refusal = _callable_argument(jit, bound.arguments)
+        if refusal is not None:
+            from xe_forge.verify import guarded
+
+            guarded._refuse(refusal)  # raises: the launch never runs
         for name in constexprs:
             value = bound.arguments.get(name)
             if isinstance(value, bool):
@@ -100,3 +105,17 @@ def one_sided_flags(reports: list[Any]) -> list[str]:
             seen.setdefault(name, set()).add(value)
     return [f"{name} was {next(iter(values))} at every checked shape: the branch it selects otherwise never ran "
             "and is not verified" for name, values in sorted(seen.items()) if len(values) == 1 and len(reports) > 1]
+
+
+def _callable_argument(jit: Any, arguments: dict[str, Any]) -> str | None:
+    """A launch argument that is a Python callable other than Triton's own (a @triton.jit function, a
+    tl builtin, a dtype): refused. The interpreter runs a jit body as Python, so a bound method passed as
+    a constexpr and called in the body ran host numpy on the tiles' `.handle.data` inside the launch,
+    where no dispatch audit sees it (red team 5, a05); a GPU's compiler refuses such a call anyway."""
+    for name, value in arguments.items():
+        if callable(value) and not isinstance(value, type) \
+                and not str(getattr(type(value), "__module__", "")).startswith("triton."):
+            kernel = getattr(getattr(jit, "fn", None), "__name__", "?")
+            return (f"{kernel}: launch argument {name} is a Python callable ({type(value).__name__}): a kernel "
+                    "takes tensors, numbers, strings, dtypes and @triton.jit functions")
+    return None
