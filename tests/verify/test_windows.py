@@ -20,7 +20,7 @@ from xe_forge.verify.static import check_source
 from .helpers import FIXTURES, failed, finding, problem, source, unguarded
 
 # each computes the GEMM in torch inside the launch, with a spelling no name list holds
-WINDOWS = ["windows/grid_gemm.py", "windows/pre_hook_gemm.py", "windows/constexpr_callable_gemm.py"]
+WINDOWS = ["windows/grid_gemm.py", "windows/pre_hook_gemm.py"]
 
 
 @pytest.mark.parametrize("path", WINDOWS)
@@ -29,6 +29,16 @@ def test_torch_work_inside_a_launch_is_the_candidates(path: str, evaluator: Eval
     verdict = evaluator.evaluate(source(path), linear)
     failed(verdict, "audit")
     assert "mul" in finding(verdict, "torch-compute").message
+
+
+def test_a_python_callable_passed_to_a_kernel_is_refused_at_the_launch(evaluator: Evaluator, linear):
+    """The interpreter runs a jit body as Python, so a host callable passed as a constexpr runs inside the
+    launch (torch there, or numpy on the tiles' handles, which no dispatch audit sees: red team 5, a05)."""
+    path = "windows/constexpr_callable_gemm.py"
+    assert check_source(source(path)).findings == [], "nothing for the static scan: the window is a run-time one"
+    verdict = evaluator.evaluate(source(path), linear)
+    failed(verdict, "audit")
+    assert "is a Python callable" in finding(verdict, "host-subset").message
 
 
 def test_a_torch_function_triton_calls_back_is_the_candidates(evaluator: Evaluator, linear):
