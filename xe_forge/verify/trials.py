@@ -352,13 +352,29 @@ def _blame_modes(report: CorrectnessReport, todo: list[Plan], plans_: dict[str, 
     if not any(t.passed for t in report.trials):
         return
     by_label = {t.label: t for t in todo}
+
+    def drawn(label: str) -> tuple[str, str] | None:
+        plan = by_label.get(label)
+        return None if plan is None else (plan.dist, plan.scale)
+
+    passing = {drawn(t.label) for t in report.trials if t.passed}
     for trial in report.trials:
         plan = by_label.get(trial.label)
         mode = _mode(plans_[plan.id]) if plan is not None and plan.id in plans_ else ""
         wrong = next((c for c in trial.comparisons if not c.passed), None)
-        if trial.passed or not mode or wrong is None:
+        if trial.passed or wrong is None:
             continue
         detail = wrong.note or f"max_abs_err {wrong.max_abs_err:.3g}, {wrong.mismatches}/{wrong.numel} elements off"
+        if plan is not None and drawn(trial.label) not in passing:  # no passing trial drew inputs like these
+            kind = f"{plan.dist} inputs" + ("" if plan.scale == "unit" else f" at a {plan.scale} magnitude")
+            trial.findings.append(Finding(check="inputs", message=f"{report.variant} {trial.label} is wrong on "
+                                          f"{kind} ({wrong.name}: {detail}) where trials on other inputs pass",
+                                          hint="real models' logits and activations sit far from 0 and vary in "
+                                               "scale: subtract a row's max before exp, compute a variance about "
+                                               "the mean (two passes or Welford), accumulate in fp32"))
+            continue
+        if not mode:
+            continue
         trial.findings.append(Finding(check="call-mode", message=f"{report.variant} {trial.label} ran {mode}, as "
                                          f"production may, and is wrong there ({wrong.name}: {detail}) where other "
                                          "calls pass", hint="compute the same whatever the grad mode, the memory a "
