@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from xe_forge.verify import protocol as p
+from xe_forge.verify.blame import blame_modes
 from xe_forge.verify.budget import budget_findings, merge_families
 from xe_forge.verify.models import AuditSummary, CorrectnessReport, Finding, TrialResult
 from xe_forge.verify.sandbox import Worker, WorkerGone
@@ -209,7 +210,7 @@ class ShapeCheck:
         try:
             self._each_trial(report, todo, results, compared)
         finally:
-            _blame_modes(report, todo, plans_)
+            blame_modes(report, todo, plans_)
 
     def _each_trial(self, report: CorrectnessReport, todo: list[Plan], results: dict[str, p.CallResult],
                     compared: p.Compared) -> None:
@@ -344,50 +345,6 @@ class ShapeCheck:
             report.findings.insert(0, Finding(check="parameter", message=message,
                                               hint="a trained model's norm affines and scales are not their initial "
                                                    "ones: read every parameter in forward"))
-
-
-def _blame_modes(report: CorrectnessReport, todo: list[Plan], plans_: dict[str, p.CallPlan]) -> None:
-    """Where a shape's trials pass in one way of running and fail in another (grad mode, unpoisoned memory,
-    a late call), name the way: a kernel that tells checked calls from production fails exactly there."""
-    if not any(t.passed for t in report.trials):
-        return
-    by_label = {t.label: t for t in todo}
-
-    def drawn(label: str) -> tuple[str, str] | None:
-        plan = by_label.get(label)
-        return None if plan is None else (plan.dist, plan.scale)
-
-    passing = {drawn(t.label) for t in report.trials if t.passed}
-    for trial in report.trials:
-        plan = by_label.get(trial.label)
-        mode = _mode(plans_[plan.id]) if plan is not None and plan.id in plans_ else ""
-        wrong = next((c for c in trial.comparisons if not c.passed), None)
-        if trial.passed or wrong is None:
-            continue
-        detail = wrong.note or f"max_abs_err {wrong.max_abs_err:.3g}, {wrong.mismatches}/{wrong.numel} elements off"
-        if plan is not None and drawn(trial.label) not in passing:  # no passing trial drew inputs like these
-            kind = f"{plan.dist} inputs" + ("" if plan.scale == "unit" else f" at a {plan.scale} magnitude")
-            trial.findings.append(Finding(check="inputs", message=f"{report.variant} {trial.label} is wrong on "
-                                          f"{kind} ({wrong.name}: {detail}) where trials on other inputs pass",
-                                          hint="real models' logits and activations sit far from 0 and vary in "
-                                               "scale: subtract a row's max before exp, compute a variance about "
-                                               "the mean (two passes or Welford), accumulate in fp32"))
-            continue
-        if not mode:
-            continue
-        trial.findings.append(Finding(check="call-mode", message=f"{report.variant} {trial.label} ran {mode}, as "
-                                         f"production may, and is wrong there ({wrong.name}: {detail}) where other "
-                                         "calls pass", hint="compute the same whatever the grad mode, the memory a "
-                                         "buffer starts with and the number of earlier calls"))
-
-
-def _mode(call: p.CallPlan) -> str:
-    """What in a call's run differs from the default (no_grad, poisoned, first call), in words."""
-    grad = {"on": "with grad enabled" + (" and inputs requiring grad" if call.input_grad else ""),
-            "inference": "under torch.inference_mode"}.get(call.grad)
-    parts = ([grad] if grad else []) + ([] if call.poison else ["on unpoisoned memory"])
-    parts += [f"after {call.warm} earlier calls of the same model"] if call.warm else []
-    return ", ".join(parts)
 
 
 def _trial(report: CorrectnessReport, label: str) -> TrialResult:
