@@ -17,8 +17,8 @@ no tensor's shape (an axis, an epsilon) are reported frozen for that reason; siz
 rejects are replaced by the next candidate; a dim with none is reported frozen.
 Cost bound (the interpreter is slow; a GPU check must take seconds): a generated shape's tensors
 (inputs, state, outputs) hold at most `growth(V)` times the visible shape's V elements (or MIN_BUDGET),
-and where the probe counts the reference's FLOPs, it does at most that many times the visible
-shape's FLOPs. growth is COST_CAP while the grown shape stays below LARGE_VOLUME elements and falls to
+and where the probe counts the reference's FLOPs, it does at most `growth(V)` times the visible
+shape's FLOPs (no floor: a convolution grown in every dim at once multiplies its FLOPs). growth is COST_CAP while the grown shape stays below LARGE_VOLUME elements and falls to
 2 for shapes already that large: at a KernelBench shape (a 0.4 G-element convolution) every dim is far
 past every tile, and 16 times its volume with a kernel size grown from 3 to 19 was 9 GB of output and
 a PFLOP, a check of minutes for nothing a shape just past the visible one does not show. So a size is
@@ -174,8 +174,9 @@ def plan_unseen(dims: dict[str, Any], probe: Probe, tiles: list[int] = (),
     plan = UnseenPlan(tiles=sorted({t for t in tiles if 1 < t <= MAX_TILE}))
     base = probe(dims) or ShapeProbe(volume=1)
     factor = growth(base.volume)
-    cap = Bound(volume=max(int(factor * base.volume), MIN_BUDGET),
-                flops=factor * base.flops * max(1.0, MIN_BUDGET / max(base.volume, 1)) if base.flops else 0.0)
+    # the element floor lets a tiny shape grow several dims; FLOPs, what makes a check slow (the interpreter
+    # most of all), grow by the factor alone: a convolution grown in every dim at once multiplies them
+    cap = Bound(volume=max(int(factor * base.volume), MIN_BUDGET), flops=factor * base.flops)
     free: list[_Dim] = []
     for name, value in dims.items():
         if isinstance(value, bool) or not isinstance(value, int):
@@ -260,10 +261,10 @@ def _shapes(plan: UnseenPlan, dims: dict[str, Any], free: list[_Dim], probe: Pro
         size = next((c for why, c in d.big if why == "larger"), d.big[0][1]) if d.big else min(c for _, c in d.over)
         add(f"{d.name} larger, others smaller", _joint(dims, {**others, d.name: size}, probe, cap))
 
-    # a dim no shape could grow with the others visible (a kernel size that multiplies a convolution's
-    # FLOPs past the bound) grows with the others smaller, before the far shapes take the budget
+    # a dim the joint shape could not grow (a kernel size that multiplies a convolution's FLOPs past what
+    # the bound leaves) grows with the others smaller, before the far shapes take the budget
     for d in free:
-        if joint[d.name] == dims[d.name] and not d.big and d.over:
+        if joint[d.name] == dims[d.name] and (d.big or d.over):
             one_larger(d)
     # each dim once far past the usual caps (a grid capped at 1024 rows, a block capped at 4096 columns,
     # an error swallowed past 8192), the others at their smallest (at most MAX_LARGE dims)
