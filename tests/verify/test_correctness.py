@@ -122,7 +122,11 @@ def test_unwritten_output_elements_are_caught_by_poisoning(evaluator: Evaluator,
     _failed(verdict, "correctness")
     poisoned = [c for t in verdict.correctness[0].trials for c in t.comparisons if "non-finite" in c.note]
     assert poisoned, verdict.feedback()  # every call but one (rule 5c) is poisoned
-    assert all(c.mismatches == c.numel // 2 for c in poisoned)  # exactly the rows the grid skipped
+    # exactly the rows the grid skipped; the one unpoisoned call may meet memory a poisoned call left NaN in
+    # part, with stale values elsewhere that can land near the truth (it failed CI now and then)
+    exact = [c for c in poisoned if c.mismatches == c.numel // 2]
+    assert len(exact) >= len(poisoned) - 1 and all(0 < c.mismatches <= c.numel // 2 for c in poisoned), \
+        [(c.mismatches, c.numel) for c in poisoned]
 
 
 def test_in_place_mutation_of_the_input_fails(evaluator: Evaluator, linear):
