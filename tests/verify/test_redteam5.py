@@ -19,13 +19,15 @@ import pytest
 from xe_forge.problem.kernel import load_problem
 from xe_forge.verify.evaluate import Evaluator, declared_allowance
 
-CORPUS = Path(__file__).resolve().parents[2] / "redteam" / "red5"
+ROOT = Path(__file__).resolve().parents[2]
+CORPUS = ROOT / "redteam" / "red5"
+EXAMPLE12 = ROOT / "examples" / "12_Gemm_Multiply_LeakyReLU"  # gemm/'s attacks target its reference and spec
 CLOSED = {"gemm/a01_seq_alias.py": "torch-compute", "gemm/a02_forward_classattr.py": "torch-compute",
           "gemm/a03_forward_instance.py": "torch-compute", "gemm/a22_property_forward.py": "torch-compute",
           "softmax/a04_token_copy.py": "torch-compute",
           "gemm/a05_constexpr_host.py": "host-subset",
           "int/a24_int_narrowing_cast.py": "torch-compute"}  # attack -> the finding that refuses it
-HONEST = sorted(str(p.relative_to(CORPUS)) for p in CORPUS.glob("*/h[0-9]*.py"))
+HONEST = sorted(str(p.relative_to(CORPUS)) for p in CORPUS.glob("*/h[0-9]*.py")) + ["example 12"]
 
 
 @pytest.fixture(scope="module")
@@ -35,8 +37,10 @@ def cli_like() -> Iterator[Evaluator]:
 
 
 def _verdict(path: str, evaluator: Evaluator, unseen: bool = True):
-    kernel = CORPUS / path
-    problem = load_problem(kernel, kernel.parent / "ref.py", kernel.parent / "spec.yaml", None)
+    kernel = EXAMPLE12 / "kernel.py" if path == "example 12" else CORPUS / path
+    folder = kernel.parent if (kernel.parent / "ref.py").is_file() else EXAMPLE12
+    reference = folder / ("ref.py" if folder != EXAMPLE12 else "kernel_pytorch.py")
+    problem = load_problem(kernel, reference, folder / "spec.yaml", None)
     return evaluator.evaluate(problem.kernel.source, problem, allow_torch=declared_allowance(problem),
                               unseen=unseen, time_it=False)
 
