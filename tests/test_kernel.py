@@ -29,7 +29,7 @@ class ModelNew(nn.Module):
         return x
 
 def get_inputs():
-    return []
+    return [1.0]  # what forward(x) takes: load_problem checks the count
 
 def get_init_inputs():
     return []
@@ -173,7 +173,7 @@ def test_model_and_model_new_are_both_accepted(tmp_path):
 
 
 def test_input_functions_may_be_assigned_or_optional(tmp_path):
-    assigned = KERNEL.replace("def get_inputs():\n    return []", "get_inputs = lambda: []")
+    assigned = KERNEL.replace("def get_inputs():\n    return [1.0]", "get_inputs = lambda: [1.0]")
     assert read_source(make(tmp_path, "a.py", assigned)).model_class == "ModelNew"
     bare = "import torch.nn as nn\n\nclass Model(nn.Module):\n    pass\n"
     assert read_source(make(tmp_path, "b.py", bare), require_inputs=False).model_class == "Model"

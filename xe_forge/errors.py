@@ -35,6 +35,13 @@ class UnverifiableProblem(InputError):
         self.flags = flags
 
 
+class SignatureMismatch(InputError):
+    """A kernel's Model constructor or forward cannot take what its reference's are given (problem/signature.py).
+
+    Its own class because `spec init` must tell it from other bad input: a spec written for such a pair is
+    removed, not left behind."""
+
+
 class EnvError(ForgeError):
     """Environment: no such device, toolchain missing, LLM unreachable when one was asked for."""
 

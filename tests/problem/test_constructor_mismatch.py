@@ -1,5 +1,6 @@
 """A kernel whose Model takes other constructor arguments than its reference: one message, exit 2, from
-every command, naming both signatures and where the arguments come from; `spec init` writes no spec."""
+every command before any worker starts, naming both signatures and where the arguments come from; `spec init`
+writes no spec."""
 
 from __future__ import annotations
 
@@ -14,29 +15,7 @@ REPO = Path(__file__).resolve().parents[2]
 GOOD = REPO / "knowledge_base" / "examples" / "layernorm_rows.py"
 runner = CliRunner()
 
-REFERENCE = '''import torch
-import torch.nn as nn
-
-BATCH = 6
-HIDDEN = 40
-
-
-class Model(nn.Module):
-    def __init__(self, hidden, eps=1e-5):
-        super().__init__()
-        self.norm = nn.LayerNorm(hidden, eps=eps)
-
-    def forward(self, x):
-        return self.norm(x)
-
-
-def get_inputs():
-    return [torch.randn(BATCH, HIDDEN)]
-
-
-def get_init_inputs():
-    return [HIDDEN]
-'''
+REFERENCE = (Path(__file__).parent / "fixtures" / "layernorm_reference.py").read_text()  # the two files' reference
 
 
 @pytest.fixture
@@ -50,10 +29,23 @@ def problem(tmp_path: Path) -> Path:
     return tmp_path / "my_norm.py"
 
 
+@pytest.fixture
+def no_workers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Starting an evaluator (its worker processes) or spec init's probe fails the test."""
+    from xe_forge.spec_init import writer
+    from xe_forge.verify.evaluate import Evaluator
+
+    def started(*_args, **_kwargs):
+        raise AssertionError("a worker was started")
+
+    monkeypatch.setattr(Evaluator, "__init__", started)
+    monkeypatch.setattr(writer, "run_probe", started)
+
+
 def _says_it(result, *, ref_refuses: bool = False) -> None:
     out = " ".join(result.output.split())
     assert result.exit_code == 2, result.output
-    assert "constructor mismatch" in out and "Traceback" not in out
+    assert "constructor mismatch" in out and "Traceback" not in out and "a worker was started" not in out
     assert "Model(hidden, eps, affine)" in out and "Model(hidden, eps=1e-05)" in out  # both signatures
     if ref_refuses:
         assert "the spec's `inits:`" in out and "the reference's Model cannot take them" in out
@@ -63,19 +55,20 @@ def _says_it(result, *, ref_refuses: bool = False) -> None:
 
 
 @pytest.mark.parametrize("command", [["check"], ["bench"], ["optimize", "--engine", "rules"]])
-def test_check_bench_and_optimize_say_the_same(problem: Path, command: list[str], tmp_path: Path):
+def test_check_bench_and_optimize_say_the_same(problem: Path, command: list[str], tmp_path: Path,
+                                               no_workers: None):
     result = runner.invoke(app, [*command, str(problem), "--device", "cpu"]
                            + (["--run-dir", str(tmp_path / "runs")] if command[0] == "optimize" else []))
     _says_it(result)
 
 
-def test_spec_init_writes_no_spec(problem: Path):
+def test_spec_init_writes_no_spec(problem: Path, no_workers: None):
     result = runner.invoke(app, ["spec", "init", str(problem)])
     _says_it(result)
     assert "no spec was written" in result.output and not problem.with_suffix(".yaml").exists()
 
 
-def test_a_spec_whose_inits_the_reference_refuses(problem: Path):
+def test_a_spec_whose_inits_the_reference_refuses(problem: Path, no_workers: None):
     spec = problem.with_name("s.yaml")
     spec.write_text("inputs:\n  x: {shape: [B, H]}\ninits:\n  - hidden: H\n  - eps: 1.0e-05\n  - affine: true\n"
                     "ci:\n  - dtype: float32\n    dims: {B: 3, H: 8}\n")

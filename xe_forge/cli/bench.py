@@ -30,7 +30,7 @@ from xe_forge.errors import EnvError
 from xe_forge.pipeline.progress import LiveStatus
 from xe_forge.pipeline.ratios import baseline_name
 from xe_forge.problem.kernel import Problem, load_problem
-from xe_forge.problem.signature import verdict_constructor_error
+from xe_forge.problem.signature import verdict_signature_error
 from xe_forge.verify.evaluate import Evaluator, input_allowance
 from xe_forge.verify.models import Verdict
 from xe_forge.verify.repeat import RepeatResult, repeat_timing
@@ -92,7 +92,7 @@ def bench_command(kernel: Path, *, reference: Path | None, spec: Path | None, va
 def _print(console: Console, kernel: Path, problem: Problem, result: RepeatResult, repeat: int, as_json: bool) -> int:
     failed = result.first_failure
     if failed is not None:
-        mismatch = verdict_constructor_error(problem, failed)
+        mismatch = verdict_signature_error(problem, failed)
         if mismatch is not None:
             raise mismatch
         if failed.bad_input:

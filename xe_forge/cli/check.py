@@ -30,7 +30,7 @@ from xe_forge.errors import InputError
 from xe_forge.pipeline.progress import LiveStatus
 from xe_forge.pipeline.status import skipped_checks
 from xe_forge.problem.kernel import Problem, load_problem
-from xe_forge.problem.signature import verdict_constructor_error
+from xe_forge.problem.signature import verdict_signature_error
 from xe_forge.verify.evaluate import Evaluator, allowance_from_file, declared_allowance
 from xe_forge.verify.models import Verdict
 
@@ -86,17 +86,18 @@ def check_command(candidate: Path, *, reference: Path | None, spec: Path | None,
                   device: str, target: str | None, baseline: Path | None, allow_torch: str, unseen: bool,
                   trials: int, timeout: float, as_json: bool, console: Console) -> int:
     with LiveStatus(err_console, enabled=not as_json) as status:
+        # read first (milliseconds, and no user code runs): bad input, such as a kernel whose constructor or
+        # forward cannot take the reference's arguments, is one message before any worker starts
+        status.phase(f"reading {candidate}")
+        problem = load_problem(candidate, reference, spec, variant)
         status.phase("starting the workers and loading the target's constraints")
-        # the workers start first: their imports and device set-up overlap reading the problem
         with Evaluator(device, target, timeout=timeout, trials=trials) as ev:
-            status.phase(f"reading {candidate}")
-            problem = load_problem(candidate, reference, spec, variant)
             allow = declared_allowance(problem, allow_torch.split(","))
             allow |= allowance_from_file(baseline) if baseline else set()
             warnings = [] if as_json else ev.warnings_for(problem)
             status.phase(_what_runs(problem, trials, unseen), limit=timeout)
             verdict = ev.evaluate(problem.kernel.source, problem, allow_torch=allow, unseen=unseen, time_it=False)
-    mismatch = verdict_constructor_error(problem, verdict)
+    mismatch = verdict_signature_error(problem, verdict)
     if mismatch is not None:
         raise mismatch
     if verdict.bad_input:

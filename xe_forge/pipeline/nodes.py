@@ -28,7 +28,7 @@ from xe_forge.pipeline.status import (
     timed_out,
 )
 from xe_forge.problem.roofline import problem_facts
-from xe_forge.problem.signature import verdict_constructor_error
+from xe_forge.problem.signature import verdict_signature_error
 from xe_forge.profile import session as profile_hooks
 from xe_forge.prompting import render
 from xe_forge.proposers.base import Proposal, Proposer, StageRequest
@@ -44,7 +44,7 @@ def baseline_node(state: ForgeState, runtime: Runtime[RunContext]) -> Update:
     ctx = runtime.context
     ctx.progress.phase("baseline", "checking the input kernel against its reference")
     verdict = ctx.evaluator.evaluate(state.input_code, ctx.problem, allow_torch=ctx.allowance, name="input")
-    mismatch = verdict_constructor_error(ctx.problem, verdict)
+    mismatch = verdict_signature_error(ctx.problem, verdict)
     if mismatch is not None:
         raise mismatch
     if verdict.stage_failed == "unverifiable":

@@ -140,9 +140,9 @@ def load_problem(kernel: Path | str, reference: Path | str | None = None, spec: 
         parsed.variant(variant)  # raises a clear error for an unknown variant name
     elif variant is not None:
         raise SpecError(f"--variant {variant} needs a spec file (--spec), and none was found beside {kernel_path}")
-    from xe_forge.problem.signature import check_constructors
+    from xe_forge.problem.signature import check_signatures
 
-    check_constructors(kernel_src, ref_src, reference_is_self=is_self, spec=parsed)
+    check_signatures(kernel_src, ref_src, reference_is_self=is_self, spec=parsed, variant=variant)
     return Problem(kernel=kernel_src, reference=ref_src, reference_is_self=is_self, spec=parsed,
                    variant=parsed.variant_name(variant) if parsed else None, precision=precision)
 

@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from xe_forge.errors import SignatureMismatch
 from xe_forge.spec_init.bind import Loader, bind
 
 GEOMETRY_TOKENS = {"kernel", "ksize", "stride", "padding", "pad", "dilation", "pool", "window"}  # never shrunk
@@ -284,27 +285,14 @@ def choose_generated(result: ProbeResult, ref_mod, workdir: Path) -> None:
     result.generated = [GeneratedShape(name=c.info.origin, dims=c.info.dims) for c in cases if c.info.origin != "spec"]
 
 
-class ConstructorMismatch(ValueError):
-    def __init__(self, message: str, hint: str) -> None:
-        super().__init__(message)
-        self.hint = hint
-
-
 def check_inits(result: ProbeResult, kernel_mod, ref_mod, request: ProbeRequest) -> None:
-    """The spec's inits (the kernel file's get_init_inputs()) must build both models."""
+    """The spec's inits and inputs (the kernel file's get_init_inputs() and get_inputs()) must build both models
+    and call both forwards: a SignatureMismatch, which `spec init` reports without writing a spec."""
     from xe_forge.problem.cases import model_class
-    from xe_forge.problem.signature import FIX_KERNEL, Constructor, InitArgs, mismatch_message
+    from xe_forge.problem.signature import check_classes
 
-    kernel = Constructor.of_class(model_class(kernel_mod), request.kernel)
-    reference = Constructor.of_class(model_class(ref_mod), request.reference or request.kernel)
-    if request.reference is None:
-        reference = kernel
-    args = InitArgs(count=len(result.inits), where=f"the kernel's get_init_inputs() ({Path(request.kernel).name}), "
-                                                    "which the spec's `inits:` are written from", fix=FIX_KERNEL)
-    for role, ctor in (("kernel", kernel), ("reference", reference)):
-        why = ctor.refuses(args.count) if ctor is not None else None
-        if why is not None:
-            raise ConstructorMismatch(mismatch_message(kernel, reference, args, role, why), args.fix)
+    check_classes(model_class(kernel_mod), model_class(ref_mod) if request.reference else None, request.kernel,
+                  request.reference, {"constructor": len(result.inits), "forward": len(result.inputs)})
 
 
 # ---------------------------------------------------------------- FLOPs
@@ -386,8 +374,8 @@ def main(path: str) -> int:
     request = ProbeRequest.model_validate_json(Path(path).read_text())
     try:
         result = probe(request)
-    except ConstructorMismatch as exc:
-        result = ProbeResult(error=str(exc), hint=exc.hint)
+    except SignatureMismatch as exc:
+        result = ProbeResult(error=exc.message, hint=exc.hint)
     except Exception as exc:
         result = ProbeResult(error=f"{type(exc).__name__}: {exc}", notes=[traceback.format_exc()[-2000:]])
     Path(request.result).write_text(result.model_dump_json(indent=2))

@@ -18,8 +18,16 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from xe_forge.errors import InputError
+from xe_forge.errors import InputError, SignatureMismatch
 from xe_forge.problem.kernel import SPEC_NAMES, SourceFile, read_source, resolve_reference
+from xe_forge.problem.signature import (
+    KINDS,
+    MISMATCH_PREFIXES,
+    args_source,
+    check_calls,
+    file_args,
+    verdict_signature_error,
+)
 from xe_forge.problem.spec import load_spec, spec_doc
 from xe_forge.spec_init.probe import ProbeRequest, ProbeResult
 from xe_forge.verify.models import Verdict
@@ -62,8 +70,8 @@ def run_probe(kernel: Path, reference: Path | None, timeout: float = PROBE_TIMEO
             tail = " | ".join((done.stderr or "").strip().splitlines()[-3:])
             raise InputError(f"spec init: the probe of {kernel} died (exit {done.returncode}): {tail}")
         result = ProbeResult.model_validate_json(result_path.read_text())
-    if result.error and result.error.startswith("constructor mismatch"):
-        raise InputError(f"spec init: {result.error}; no spec was written", hint=result.hint)
+    if result.error and result.error.startswith(MISMATCH_PREFIXES):
+        raise SignatureMismatch(f"spec init: {result.error}; no spec was written", hint=result.hint)
     if result.error:
         raise InputError(f"spec init: cannot derive a spec from {kernel}: {result.error}",
                          hint=f"write one by hand: {spec_doc()}")
@@ -139,7 +147,7 @@ def init_spec(kernel: Path, *, output: Path | None = None, reference: Path | Non
         raise InputError(f"{out} exists", hint="pass --force to replace it, or -o another file")
     ref_path, is_self = resolve_reference(kernel, reference)
     ref_source = source if is_self else read_source(ref_path, "reference")
-    _constructors_agree(source, ref_source, is_self)
+    _signatures_agree(source, ref_source, is_self)
     result = run_probe(kernel, None if is_self else ref_path, timeout)
     text = render_yaml(kernel, result, sorted(torch_ops_of(source.source)))
     with tempfile.TemporaryDirectory() as tmp:
@@ -153,23 +161,23 @@ def init_spec(kernel: Path, *, output: Path | None = None, reference: Path | Non
     return done
 
 
-def _constructors_agree(kernel: SourceFile, reference: SourceFile, is_self: bool) -> None:
-    """Before anything runs: the reference's get_init_inputs() (what the verifier uses without a spec) and the
-    kernel's own (what the spec's `inits:` are written from) must build both models."""
-    from xe_forge.problem.signature import check_constructors, file_init_args
-
-    for args in (None, file_init_args(kernel, "kernel")):
-        try:
-            check_constructors(kernel, reference, reference_is_self=is_self, spec=None, args=args)
-        except InputError as err:
-            raise InputError(f"spec init: {err.message}; no spec was written", hint=err.hint) from None
+def _signatures_agree(kernel: SourceFile, reference: SourceFile, is_self: bool) -> None:
+    """Before anything runs (no probe, no file written): the reference's get_init_inputs() and get_inputs()
+    (what the verifier uses without a spec) and the kernel's own (what the spec's `inits:` and `inputs:` are
+    written from) must build both models and call both forwards, as far as the source says."""
+    for kind in KINDS:
+        for args in (args_source(reference, None, kind), file_args(kernel, "kernel", kind)):
+            try:
+                check_calls(kernel, reference, kind, reference_is_self=is_self, args=args)
+            except SignatureMismatch as err:
+                raise SignatureMismatch(f"spec init: {err.message}; no spec was written", hint=err.hint) from None
 
 
 def check_with(kernel: Path, reference: Path | None, spec: Path) -> Verdict:
     """`xe-forge check --device cpu KERNEL --spec SPEC`, as a verdict. A check that fails where the models are
-    built (their constructors and the spec's inits disagree) removes the spec it just wrote and says why."""
+    built or called (their constructors or forwards and the spec's inits or inputs disagree) removes the spec it
+    just wrote and says why: a spec no check can pass is not left behind."""
     from xe_forge.problem.kernel import load_problem
-    from xe_forge.problem.signature import verdict_constructor_error
     from xe_forge.verify.evaluate import Evaluator, declared_allowance
 
     try:
@@ -177,12 +185,11 @@ def check_with(kernel: Path, reference: Path | None, spec: Path) -> Verdict:
         with Evaluator("cpu") as ev:
             verdict = ev.evaluate(problem.kernel.source, problem, allow_torch=declared_allowance(problem), unseen=True,
                                   time_it=False)
-        mismatch = verdict_constructor_error(problem, verdict)
+        mismatch = verdict_signature_error(problem, verdict)
         if mismatch is not None:
             raise mismatch
-    except InputError as err:
-        if not err.message.startswith("constructor mismatch"):
-            raise
+    except SignatureMismatch as err:
         spec.unlink(missing_ok=True)
-        raise InputError(f"spec init: {err.message}; the spec written to {spec} was removed", hint=err.hint) from None
+        raise SignatureMismatch(f"spec init: {err.message}; the spec written to {spec} was removed",
+                                hint=err.hint) from None
     return verdict
