@@ -44,14 +44,16 @@ def main() -> None:
 
     guarded.refusals()
     build("after guarded.refusals()")
-    from xe_forge.verify.audit import kernel_profile
+    from xe_forge.verify.kernel_list import KernelSession
 
+    session = KernelSession()
     for i in range(3):
-        with kernel_profile(True):
+        with session.collect(f"diag/{i}"):
             (torch.ones(4, device="cuda:0") * 2).sum()
             torch.cuda.synchronize()
-        build(f"after a kernel-list profile ({i})")
+        build(f"after a kernel-list call ({i})")
         build(f"and once more ({i})")
+    session.finish()
     torch.manual_seed(3)
     t = time.perf_counter()
     with torch.device("cuda:0"):

@@ -42,3 +42,18 @@ def test_lower_precision_than_the_contract_fails_at_fp32(path: str, evaluator: E
     failed(verdict, "audit" if path == "precision/half_inputs.py" else "correctness")
     worst = max(c.max_abs_err for t in verdict.correctness[0].trials for c in t.comparisons)
     assert worst > 1e-4
+
+
+def test_a_failing_comparison_names_its_first_bad_element_in_any_layout():
+    """The first bad index is what the finding names; it is found without listing every bad index (a
+    large failing output's `nonzero()` once asked for 11 GiB on an H100)."""
+    import torch
+
+    from xe_forge.verify.compare import compare
+
+    want = torch.randn(4, 6, 5)
+    got = want.clone().transpose(0, 2).contiguous().transpose(0, 2)  # same values, other strides
+    got[2, 3, 1] += 10.0
+    got[3, 0, 0] += 10.0
+    result = compare("out", got, want, 1e-4, 1e-4, torch.float32)
+    assert result.first_bad_index == [2, 3, 1] and result.mismatches == 2
