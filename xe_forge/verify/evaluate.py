@@ -35,6 +35,7 @@ from xe_forge.verify.trials import WARM_CALLS, Patched, ProblemBroken, ShapeChec
 CPU_SPEED_NOTE = "speed not measured: the CPU runs Triton's interpreter (correctness only)"
 NO_SPEC_ON_CPU = ("no spec: the interpreter runs the shapes get_inputs() makes, which for KernelBench problems "
                   "can take hours on a CPU; add a spec with a small `ci` variant (see examples/)")
+EXIT_GRACE_S = 3.0  # how long closing waits for the workers to exit on their own, all together
 AUDIT_CHECKS = {"torch-compute", "device-to-host", "host-compute", "gpu-kernels", "torch-budget", "host-subset"}
 
 
@@ -99,11 +100,15 @@ class Evaluator:
         return [NO_SPEC_ON_CPU] if problem.spec is None and not self.measures_speed else []
 
     def close(self) -> None:
+        """Ask every worker to exit, then kill what is left after a grace shared by all: a worker holds
+        nothing to save (on an H100 a check that failed waited 10 s here for one worker that did not
+        exit; a worker's profile, XE_FORGE_WORKER_PROFILE, is written as it leaves its loop, before that)."""
         workers = (self.runner, self.baseline, self.judge)
         for w in workers:  # each tears its device context down at the same time as the others
             w.ask_exit()
+        deadline = time.monotonic() + EXIT_GRACE_S
         for w in workers:
-            w.close()
+            w.close(timeout=deadline - time.monotonic())
         shutil.rmtree(self.transfer, ignore_errors=True)
         if self._tmp is not None:
             self._tmp.cleanup()

@@ -247,11 +247,11 @@ class Worker:
             with contextlib.suppress(OSError):
                 self._send.send_bytes(b"")  # an empty message: exit
 
-    def close(self) -> None:
+    def close(self, timeout: float = 10.0) -> None:
         if self._proc is not None and self._proc.poll() is None and self._send is not None:
             self.ask_exit()
             with contextlib.suppress(subprocess.TimeoutExpired):
-                self._proc.wait(timeout=10)
+                self._proc.wait(timeout=max(timeout, 0.0))
         self.kill()
         if self._log is not None:
             with contextlib.suppress(OSError):
