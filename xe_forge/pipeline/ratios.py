@@ -13,19 +13,12 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from xe_forge.verify.models import Timing
+from xe_forge.verify.models import Timing, baseline_name
 
 Subject = Literal["output", "input"]
 
-# Verdict.timings keys (verify/speed.py) -> how a person names that baseline
-BASELINE_NAMES = {"input kernel": "input kernel", "eager": "eager PyTorch", "torch.compile": "torch.compile (default)",
-                  "lowering": "Triton-only lowering (TorchInductor)"}
 SUBJECT_NAMES = {"output": "output", "input": "input kernel (unchanged)"}
 LOWERING = "lowering"  # the key a ratio against the Triton-only lowering is filed under (nodes.final_verify)
-
-
-def baseline_name(key: str) -> str:
-    return BASELINE_NAMES.get(key, key)
 
 
 class Ratio(BaseModel):
