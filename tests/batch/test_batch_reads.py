@@ -108,3 +108,19 @@ def test_stored_results_print_each_ratio_as_the_run_labelled_it(tmp_path):
     screen.print(render_table(s))
     (row,) = [x for x in screen.file.getvalue().splitlines() if "2_P" in x]
     assert "0.526x (input kernel (unchanged) vs eager PyTorch)" in row
+
+
+def test_the_finished_line_names_the_timed_kernel_as_its_ratio_does():
+    from xe_forge.pipeline.progress import BatchProgress
+
+    screen = Console(file=io.StringIO(), width=200, force_terminal=False, color_system=None)
+    progress = BatchProgress(screen)
+    progress.start(2, 0, 1)
+    for pid, subject in ((1, "output"), (2, "input")):
+        problem = ProblemFile(id=pid, name=f"{pid}_P", path=f"{pid}_P.py")
+        progress.problem_done(problem, ProblemResult(problem_id=pid, name=problem.name, status="no improvement",
+                                                     ratios=ratios_of({"eager": _timing(0.526)}, subject)))
+    progress.close()
+    lines = screen.file.getvalue().splitlines()
+    assert "[1/2] 1_P: no improvement, output vs eager PyTorch: 0.526x" in lines
+    assert "[2/2] 2_P: no improvement, input kernel (unchanged) vs eager PyTorch: 0.526x" in lines
