@@ -107,6 +107,9 @@ class Progress:
         self.status.phase(f"{name}: {detail}", limit=self.timeout if name in ("baseline", "final_verify") else None)
 
     def issues(self, issues: list[Issue]) -> None:
+        if not issues:
+            self._print("  no issue found")
+            return
         self._print(f"  {len(issues)} issue(s): " + ", ".join(sorted({f'{i.stage}/{i.kind}' for i in issues})))
 
     def plan(self, plan: list[str]) -> None:
