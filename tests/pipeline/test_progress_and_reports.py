@@ -72,6 +72,12 @@ def test_best_so_far_is_never_an_unmeasured_number():
     assert "best so far: output 1.500x vs the input kernel" in gpu.console.file.getvalue()
 
 
+def test_no_issue_is_said_in_words_not_as_an_empty_list():
+    progress = Progress(_console(False))
+    progress.issues([])
+    assert progress.console.file.getvalue().splitlines() == ["  no issue found"]
+
+
 # ---------------------------------------------------------------- what was not checked
 
 

@@ -72,11 +72,14 @@ def _run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, faster: bool) -> tu
 def test_a_changed_run_names_output_and_each_baseline_with_its_own_figures(tmp_path, monkeypatch):
     console, report, md, html = _run(tmp_path, monkeypatch, faster=True)
     assert report["status"] == "improved" and not report["unchanged"], console
-    expected = {"output vs input kernel": "2.000x", "output vs eager PyTorch": "0.500x",
-                "output vs torch.compile (default)": "0.250x"}
     labels = {f"{r['subject']} vs {r['baseline']}": r["timing"]["speedup"] for r in report["ratios"]}
     assert labels == {"output vs input kernel": 2.0, "output vs eager": 0.5, "output vs torch.compile": 0.25}
     assert report["speedup"] == 2.0 and set(report["timings"]) == set(FIGURES)
+    assert {r["label"] for r in report["ratios"]} == set(expected := {
+        "output vs input kernel": "2.000x", "output vs eager PyTorch": "0.500x",
+        "output vs torch.compile (default)": "0.250x"})  # report.json carries the printed label
+    for text in (console, md):  # one process's figures, and the command that re-times them in fresh ones
+        assert "figures from one process; `xe-forge bench --repeat 5 " in text
     for label, figure in expected.items():
         for text, where in ((console, "console"), (md, "report.md"), (html, "report.html")):
             assert label in text and figure in text, f"{label} {figure} missing from the {where}"

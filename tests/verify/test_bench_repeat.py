@@ -59,3 +59,4 @@ def test_bench_on_the_cpu_still_says_it_cannot_time():
     result = CliRunner().invoke(app, ["bench", str(LINEAR / "good.py"), "--reference", str(LINEAR / "ref_pytorch.py"),
                                       "--spec", str(LINEAR / "spec.yaml"), "--device", "cpu", "--repeat", "2"])
     assert result.exit_code == 3 and "cannot" in result.output
+

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from xe_forge.batch.models import ProblemJob, ProblemResult
 from xe_forge.errors import ForgeError
+from xe_forge.pipeline.ratios import by_key, ratios_of
 
 
 def run(job: ProblemJob) -> ProblemResult:
@@ -48,7 +49,7 @@ def run(job: ProblemJob) -> ProblemResult:
     out.status, out.exit_code, out.device = result.status, result.exit_code, report.device
     out.degenerate, out.correct = report.degenerate_reference, bool(report.final.passed)
     out.not_checked = [s.what for s in report.not_checked]
-    out.timings, out.unchanged = dict(report.timings), report.unchanged  # as the run's report names them
+    out.ratios, out.timings, out.unchanged = list(report.ratios), dict(report.timings), report.unchanged
     if not out.correct or report.device == "cpu":
         return out
     problem = load_problem(Path(result.run_dir) / "output.py", request.reference, request.spec, request.variant,
@@ -59,7 +60,9 @@ def run(job: ProblemJob) -> ProblemResult:
             if "eager" not in out.timings:  # the run's own timing against PyTorch failed: once more, eager only
                 final = ev.evaluate(problem.kernel.source, problem, allow_torch=allow, time_it=True, full=False,
                                     name="final_vs_eager")
-                out.timings |= final.timings
+                subject = "input" if out.unchanged else "output"
+                out.ratios += ratios_of(final.timings, subject, "batch's re-timing vs eager")
+                out.timings = by_key(out.ratios)
             seed_src = Path(request.kernel).read_text()
             first = ev.evaluate(seed_src, problem, allow_torch=allow, time_it=True, full=False,
                                 compile_baseline=job.compile, name="seed_vs_eager")
@@ -71,7 +74,9 @@ def port_only_result(out: ProblemResult, ported) -> ProblemResult:
     """A problem stopped at its verified port: correct, timed against eager (and compile) where speed is measured."""
     from xe_forge.pipeline.status import CORRECT_UNTIMED, IMPROVED, NO_IMPROVEMENT
 
-    out.correct, out.timings, out.device = True, dict(ported.timings), ported.device
+    out.correct, out.device = True, ported.device
+    out.ratios = ratios_of(ported.timings, "output", "port's verification")  # the port is the output
+    out.timings = by_key(out.ratios)
     eager = ported.timings.get("eager")
     out.status = CORRECT_UNTIMED if eager is None else (IMPROVED if eager.faster else NO_IMPROVEMENT)
     out.exit_code = 0 if out.status != NO_IMPROVEMENT else 1

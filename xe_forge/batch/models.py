@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from xe_forge.config import RunRequest
+from xe_forge.pipeline.ratios import Ratio
 from xe_forge.verify.models import Timing
 
 PortedBy = Literal["lower", "general", "llm"]  # who made the seed of a problem that had none (batch/port.py)
@@ -72,9 +73,12 @@ class ProblemResult(BaseModel):
     device: str | None = None
     ported: bool = False
     ported_by: PortedBy | None = Field(None, description="who made the seed of a problem that had none")
-    unchanged: bool = Field(False, description="the run kept its seed: `timings` time the seed")
-    timings: dict[str, Timing] = Field(default_factory=dict, description="the final kernel vs eager (and "
-                                       "torch.compile), and vs the seed ('input kernel') where it changed")
+    unchanged: bool = Field(False, description="the run kept its seed: `ratios` time the seed")
+    ratios: list[Ratio] = Field(default_factory=list, description="every timed ratio of the final kernel, both "
+                                "sides named: the run's report.ratios (output or unchanged seed vs eager, "
+                                "torch.compile, the seed), a port's own verification, the batch's re-timing")
+    timings: dict[str, Timing] = Field(default_factory=dict, description="`ratios` by baseline key ('eager', "
+                                       "'torch.compile', 'input kernel': the seed), as report.json's `timings`")
     seed_timings: dict[str, Timing] = Field(default_factory=dict, description="the seed vs eager")
     paths: dict[str, str] = Field(default_factory=dict, description="a port: the path that served each checked shape")
     traceback: str | None = None

@@ -15,16 +15,30 @@ import math
 from pathlib import Path
 from typing import Any
 
+from xe_forge.pipeline.ratios import ratio_label, repeat_note
 from xe_forge.store import RunStore
+from xe_forge.verify.models import baseline_name
 
 P_VALUES = (0.0, 0.8, 1.0, 1.5, 2.0)
 NOT_MEASURED = "not measured: the CPU runs Triton's interpreter (correctness only)"
 SEED_KEY = "input kernel"  # the run's own interleaved timing of its output against the seed it started from
 
 
+def problem_ratios(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """A problem's timed ratios by baseline key, each with both sides named as `Ratio.label` names them
+    ('output vs eager PyTorch', 'input kernel (unchanged) vs eager PyTorch'). A result stored without
+    `ratios` (an older batch resumed) has its subject from `unchanged`."""
+    stored = result.get("ratios")
+    if stored is None:
+        subject = "input" if result.get("unchanged") else "output"
+        stored = [{"subject": subject, "baseline": k, "timing": t} for k, t in (result.get("timings") or {}).items()]
+    return {r["baseline"]: {"subject": r["subject"], "label": ratio_label(r["subject"], r["baseline"]),
+                            "speedup": float(r["timing"]["speedup"])} for r in stored}
+
+
 def _speedup(result: dict[str, Any], key: str) -> float | None:
-    t = (result.get("timings") or {}).get(key)
-    return float(t["speedup"]) if t else None
+    ratio = problem_ratios(result).get(key)
+    return ratio["speedup"] if ratio else None
 
 
 def geomean(values: list[float]) -> float | None:
@@ -74,7 +88,7 @@ def summarize(results: list[dict[str, Any]], *, wall_seconds: float = 0.0, worke
                          "run_id": r.get("run_id"),
                          "correct": bool(r.get("correct")), "speedup_vs_eager": _speedup(r, "eager"),
                          "speedup_vs_compile": _speedup(r, "torch.compile"), "speedup_vs_seed": _speedup(r, SEED_KEY),
-                         "unchanged": bool(r.get("unchanged")), "worker": r.get("worker"),
+                         "unchanged": bool(r.get("unchanged")), "ratios": problem_ratios(r), "worker": r.get("worker"),
                          "attempts": r.get("attempts"), "degenerate": r.get("degenerate", []),
                          "not_checked": r.get("not_checked", []), "ported_by": r.get("ported_by")}
                         for r in results],
@@ -148,6 +162,8 @@ def headline_lines(summary: dict[str, Any]) -> list[str]:
              f"had no seed; problems that kept their seed left out): "
              f"{_geomean_text(s, 'geomean_speedup_vs_seed', 'no changed output was timed against its seed')}",
              _workers_line(s)]
+    if s["speed_measured"]:
+        lines.insert(5, f"{repeat_note('runs/<run id>/output.py')} (a problem's run under the batch's --out)")
     if s.get("interrupted"):
         lines.append(f"INTERRUPTED: {len(s['unfinished'])} problem(s) not finished "
                      f"({', '.join(s['unfinished'][:10]) or 'none'}); `--resume` continues the batch")
@@ -168,14 +184,21 @@ def not_checked(r: dict[str, Any]) -> str:
 
 
 def speed_cell(r: dict[str, Any], key: str) -> str:
-    """A ratio with its sides: the output's, or the kept input's where the run left it unchanged."""
-    if not r[key]:
+    """One ratio of a problem (`key`: its baseline, as `Verdict.timings` names it): the figure, and the timed
+    kernel's name where it is not the output (a run that kept its input)."""
+    ratio = r["ratios"].get(key)
+    if not ratio:
         return "-"
-    return f"{r[key]:.3f}x" + (" (input: unchanged)" if r.get("unchanged") else "")
+    figure = f"{ratio['speedup']:.3f}x"
+    return figure if ratio["subject"] == "output" else f"{figure} ({ratio['label']})"
 
 
-COLUMNS = ("id", "problem", "ported by", "status", "correct", "output vs eager", "output vs torch.compile",
-           "output vs seed", "worker", "degenerate", "not checked", "reason")
+RATIOS_TIMED = "the output timed against each; a run that kept its input says so in the cell"
+# the ratio columns: the output (or the input a run kept, so named in the cell) timed against each baseline
+RATIO_KEYS = ("eager", "torch.compile", SEED_KEY)
+RATIO_COLUMNS = tuple(f"vs {baseline_name(k) if k != SEED_KEY else 'seed (its input kernel)'}" for k in RATIO_KEYS)
+COLUMNS = ("id", "problem", "ported by", "status", "correct", *RATIO_COLUMNS, "worker", "degenerate", "not checked",
+           "reason")
 
 
 def problem_rows(summary: dict[str, Any]) -> list[list[str]]:
@@ -184,15 +207,14 @@ def problem_rows(summary: dict[str, Any]) -> list[list[str]]:
     for r in summary["per_problem"]:
         reason = " ".join(r["reason"][:120].split())
         rows.append([str(r["id"]), r["name"], ported_by(r), r["status"] or "not started", "yes" if r["correct"] else "no",
-                     speed_cell(r, "speedup_vs_eager"), speed_cell(r, "speedup_vs_compile"),
-                     speed_cell(r, "speedup_vs_seed"), "-" if r["worker"] is None else str(r["worker"]),
+                     *(speed_cell(r, key) for key in RATIO_KEYS), "-" if r["worker"] is None else str(r["worker"]),
                      "; ".join(r["degenerate"]) or "-", not_checked(r), reason or "-"])
     return rows
 
 
 def render_markdown(summary: dict[str, Any]) -> str:
     lines = ["# xe-forge batch", ""] + [f"- {line}" for line in headline_lines(summary)] + [
-        "", "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+        "", f"Ratios per problem: {RATIOS_TIMED}.", "", "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
     lines += ["| " + " | ".join(cell.replace("|", "/") for cell in row) + " |" for row in problem_rows(summary)]
     return "\n".join(lines) + "\n"
 
@@ -202,7 +224,7 @@ def render_table(summary: dict[str, Any]):
     Markdown would wrap into an unreadable block at 80 columns; the rest of a row goes to its last cell."""
     from rich.table import Table
 
-    table = Table(title="problems (ratios: the output, timed against each)")
+    table = Table(title=f"problems (ratios: {RATIOS_TIMED})")
     for column, ratio in (("id", 0), ("problem", 3), ("status", 2), ("vs eager", 1), ("vs compile", 1),
                           ("vs seed", 1), ("not checked; why", 3)):
         table.add_column(column, overflow="fold", ratio=ratio or None, no_wrap=not ratio)
@@ -223,7 +245,8 @@ def render_html(out: Path, summary: dict[str, Any]) -> str:
              if r.get("run_id") and (out / "runs" / r["run_id"] / "report.html").is_file()}
     return render_page("batch.html.j2", s=summary, lines=headline_lines(summary), links=links,
                        chart=data_uri(_charts(summary)), ported_by=ported_by,
-                       not_checked=not_checked, speed_cell=speed_cell)
+                       not_checked=not_checked, speed_cell=speed_cell, ratio_keys=RATIO_KEYS,
+                       ratio_columns=RATIO_COLUMNS, ratios_timed=RATIOS_TIMED)
 
 
 def write_batch_report(out: Path, summary: dict[str, Any], results: list[dict[str, Any]]) -> None:

@@ -28,11 +28,10 @@ from xe_forge.cli.common import (
 from xe_forge.cli.render import verdict_table
 from xe_forge.errors import EnvError
 from xe_forge.pipeline.progress import LiveStatus
-from xe_forge.pipeline.ratios import baseline_name
 from xe_forge.problem.kernel import Problem, load_problem
 from xe_forge.problem.signature import verdict_signature_error
 from xe_forge.verify.evaluate import Evaluator, input_allowance
-from xe_forge.verify.models import Verdict
+from xe_forge.verify.models import Verdict, baseline_name
 from xe_forge.verify.repeat import RepeatResult, repeat_timing
 
 

@@ -29,6 +29,7 @@ from xe_forge.cli.common import (
     settings_from_flags,
 )
 from xe_forge.cli.render import skipped_lines
+from xe_forge.pipeline.ratios import repeat_note
 
 if TYPE_CHECKING:
     from xe_forge.pipeline.run import OptimizeResult
@@ -95,8 +96,7 @@ def _summary(result: OptimizeResult) -> None:
     for line in report.speed_lines():
         console.print(f"  speed: {escape(line)}", highlight=False)
     if report.ratios:
-        console.print(f"  (figures from one process; `xe-forge bench --repeat 5 {result.run_dir}/output.py` re-times "
-                      "them in fresh processes and shows how far they move)", highlight=False, soft_wrap=True)
+        console.print(f"  ({repeat_note(f'{result.run_dir}/output.py')})", highlight=False, soft_wrap=True)
     for line in skipped_lines([s for s in report.not_checked if s.check != "speed"]):  # said just above
         console.print(f"  {line}", highlight=False)
     if report.final.fell_back and report.final.fell_back_to != "input":

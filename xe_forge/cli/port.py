@@ -30,6 +30,7 @@ from xe_forge.cli.common import (
 )
 from xe_forge.cli.render import verdict_table
 from xe_forge.errors import EnvError, InputError
+from xe_forge.pipeline.ratios import repeat_note
 
 FAST_PATHS = ("exact", "dynamic")
 
@@ -130,6 +131,8 @@ def port_command(problem_path: Path, *, output: Path | None, spec: Path | None, 
         console.print(f"[yellow]note:[/yellow] {escape(note)}", highlight=False)
     if outcome.passed:
         console.print(f"[green]PORTED[/green] {escape(outcome.verdict.summary())} -> {escape(str(out))}")
+        if outcome.verdict.timings:
+            console.print(f"({repeat_note(str(out))})", highlight=False, markup=False, soft_wrap=True)
         return 0
     console.print(f"[red]NOT PORTED[/red] {escape(outcome.reason)}", highlight=False)
     return 1

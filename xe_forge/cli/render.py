@@ -6,9 +6,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from xe_forge.pipeline.progress import RAISE_TIMEOUT
-from xe_forge.pipeline.ratios import baseline_name
 from xe_forge.pipeline.status import Skipped, timed_out, unseen_shapes
-from xe_forge.verify.models import Timing, TrialResult, Verdict
+from xe_forge.verify.models import Timing, TrialResult, Verdict, baseline_name
 
 
 def verdict_table(verdict: Verdict, title: str) -> Table:

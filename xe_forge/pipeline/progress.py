@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 import time
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from rich.console import Console
 from rich.markup import escape
@@ -23,6 +23,7 @@ from xe_forge.terminal import make_console
 if TYPE_CHECKING:
     from xe_forge.pipeline.analyze import Issue
     from xe_forge.pipeline.cover import CandidateRecord, StageOutcome
+    from xe_forge.pipeline.ratios import Ratio
     from xe_forge.proposers.llm import LLMCall
     from xe_forge.proposers.llm.profile import ModelProfile
 
@@ -106,6 +107,9 @@ class Progress:
         self.status.phase(f"{name}: {detail}", limit=self.timeout if name in ("baseline", "final_verify") else None)
 
     def issues(self, issues: list[Issue]) -> None:
+        if not issues:
+            self._print("  no issue found")
+            return
         self._print(f"  {len(issues)} issue(s): " + ", ".join(sorted({f'{i.stage}/{i.kind}' for i in issues})))
 
     def plan(self, plan: list[str]) -> None:
@@ -183,7 +187,7 @@ class _Result(Protocol):
 
     status: str
     reason: str
-    timings: dict[str, Any]
+    ratios: list[Ratio]
 
 
 class BatchProgress:
@@ -219,9 +223,8 @@ class BatchProgress:
         with self._lock:
             self.done += 1
             self._running = {w: name for w, name in self._running.items() if name != problem.name}
-            t = result.timings.get("eager")
-            who = "input kernel (unchanged)" if result.unchanged else "output"
-            speed = f", {who} {t.speedup:.3f}x vs eager PyTorch" if t else ""
+            eager = next((r for r in result.ratios if r.baseline == "eager"), None)
+            speed = f", {eager.label}: {eager.timing.speedup:.3f}x" if eager else ""
             reason = f" ({escape(result.reason[:100])})" if result.reason else ""
             self._print(f"[{self.done}/{self.total}] {escape(problem.name)}: {result.status}{speed}{reason}")
             self._show()

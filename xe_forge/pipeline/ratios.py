@@ -11,21 +11,26 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
-from xe_forge.verify.models import Timing
+from xe_forge.verify.models import Timing, baseline_name
 
 Subject = Literal["output", "input"]
 
-# Verdict.timings keys (verify/speed.py) -> how a person names that baseline
-BASELINE_NAMES = {"input kernel": "input kernel", "eager": "eager PyTorch", "torch.compile": "torch.compile (default)",
-                  "lowering": "Triton-only lowering (TorchInductor)"}
 SUBJECT_NAMES = {"output": "output", "input": "input kernel (unchanged)"}
 LOWERING = "lowering"  # the key a ratio against the Triton-only lowering is filed under (nodes.final_verify)
 
 
-def baseline_name(key: str) -> str:
-    return BASELINE_NAMES.get(key, key)
+def repeat_note(output: str) -> str:
+    """What one process's figures do not show (issue 28: one reference's eager time read 0.571 ms in one
+    process and 0.305 ms in another on one GPU), and the command that shows it for `output`."""
+    return (f"figures from one process; `xe-forge bench --repeat 5 {output}` re-times them in fresh processes "
+            "and shows how far they move")
+
+
+def ratio_label(subject: Subject, baseline: str) -> str:
+    """'output vs eager PyTorch', 'input kernel (unchanged) vs torch.compile (default)': both sides named."""
+    return f"{SUBJECT_NAMES[subject]} vs {baseline_name(baseline)}"
 
 
 class Ratio(BaseModel):
@@ -37,10 +42,11 @@ class Ratio(BaseModel):
     timing: Timing
     run: str = Field("", description="which timed run it came from ('final check', 'vs PyTorch', 'vs lowering')")
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def label(self) -> str:
-        """'output vs eager PyTorch', 'input kernel (unchanged) vs torch.compile (default)'."""
-        return f"{SUBJECT_NAMES[self.subject]} vs {baseline_name(self.baseline)}"
+        """'output vs eager PyTorch', 'input kernel (unchanged) vs torch.compile (default)'; in report.json too."""
+        return ratio_label(self.subject, self.baseline)
 
     @property
     def subject_side(self) -> str:

@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 from xe_forge.errors import EnvError, ForgeError
 from xe_forge.pipeline.analyze import Issue
 from xe_forge.pipeline.cover import StageReport
-from xe_forge.pipeline.ratios import Ratio, by_key, ratios_of
+from xe_forge.pipeline.ratios import Ratio, by_key, ratios_of, repeat_note
 from xe_forge.pipeline.status import (
     FAILED,
     INTERRUPTED,
@@ -271,8 +271,8 @@ def waterfall_png(stages: list[StageReport]) -> bytes | None:
         level = new
     ax.axhline(1.0, color="grey", lw=0.8)
     ax.set_xticks(range(len(measured)), [m[0] for m in measured], rotation=30, ha="right")
-    ax.set_ylabel("cumulative speedup vs input")
-    ax.set_title("per-stage speedup (measured, interleaved)")
+    ax.set_ylabel("output vs input kernel (product of the stages' ratios)")
+    ax.set_title("each stage's kernel vs the stage's input kernel (interleaved)")
     return to_png(fig)
 
 
@@ -298,7 +298,9 @@ def render_markdown(report: RunReport) -> str:
               *([f"- worker environment: {', '.join(f'`{k}={v}`' for k, v in r.worker_environment.items())} "
                  "(set in every verification worker: run the output kernel with it too)"]
                 if r.worker_environment else []),
-              *[f"- speed: {line}" for line in r.speed_lines()], f"- plan: {', '.join(r.plan) or 'nothing to do'}"]
+              *[f"- speed: {line}" for line in r.speed_lines()],
+              *([f"- {repeat_note('output.py')} (the output.py beside this report)"] if r.ratios else []),
+              f"- plan: {', '.join(r.plan) or 'nothing to do'}"]
     if r.degenerate_reference:
         lines.append(f"- **degenerate reference**: {'; '.join(r.degenerate_reference)}")
     if r.final.fell_back:

@@ -19,6 +19,14 @@ Stage = Literal["static", "import", "correctness", "unseen", "launch", "ghost", 
 # the reference's degenerate flag that makes a verdict "cannot verify": its output ignores inputs and weights
 CONSTANT_REFERENCE = "output is the same for every input and weights tried"
 Weights = Literal["initial", "perturbed"]
+# Verdict.timings keys (verify/speed.py files each timing under its baseline's key) -> how a person names it
+BASELINE_NAMES = {"input kernel": "input kernel", "eager": "eager PyTorch", "torch.compile": "torch.compile (default)",
+                  "lowering": "Triton-only lowering (TorchInductor)"}
+
+
+def baseline_name(key: str) -> str:
+    """What a timing key names, as printed: 'eager' -> 'eager PyTorch'."""
+    return BASELINE_NAMES.get(key, key)
 
 
 class Finding(BaseModel):
@@ -152,9 +160,16 @@ class Verdict(BaseModel):
     # where `seconds` went: "<worker> <request>" -> seconds (judge Prepare, runner Run, runner TimePlan, ...)
     phase_seconds: dict[str, float] = Field(default_factory=dict)
 
+    def timed_against(self) -> str:
+        """The baseline `timing` was measured against, named: it is the first of `timings` (verify/speed.py)."""
+        key = next((k for k, t in self.timings.items() if t is self.timing), next(iter(self.timings), None))
+        return baseline_name(key) if key else "its baseline"
+
     def summary(self) -> str:
+        """'passed (kernel vs eager PyTorch: 1.234x)': a ratio names what it was timed against."""
         if self.passed:
-            speed = f"{self.timing.speedup:.3f}x" if self.timing else self.speed_note or "speed not measured"
+            speed = (f"kernel vs {self.timed_against()}: {self.timing.speedup:.3f}x" if self.timing
+                     else self.speed_note or "speed not measured")
             return f"passed ({speed})"
         reasons = "; ".join(f.render() for f in self.findings[:3]) or "failed"
         return f"failed at {self.stage_failed}: {reasons}"
@@ -173,6 +188,6 @@ class Verdict(BaseModel):
                                      + (f"; {c.note}" if c.note else ""))
         if self.timing:
             t = self.timing
-            lines.append(f"- timing: candidate {t.candidate_ms:.4f} ms vs baseline {t.baseline_ms:.4f} ms, "
+            lines.append(f"- timing: candidate {t.candidate_ms:.4f} ms vs {self.timed_against()} {t.baseline_ms:.4f} ms, "
                          f"speedup {t.speedup:.3f}x (noise margin {t.margin:.1%})")
         return "\n".join(lines)

@@ -71,3 +71,30 @@ def test_a_missing_record_is_bad_input(tmp_path: Path) -> None:
     result = runner.invoke(app, ["port", str(reference(NAME)), "--device", "cpu", "--lowered",
                                  str(tmp_path / "missing.json")])
     assert result.exit_code == 2 and "not found" in result.output
+
+
+def test_a_timed_port_names_what_its_ratio_timed_and_the_repeat_command(tmp_path: Path, monkeypatch) -> None:
+    """Where a GPU would time the port (here: hand-made figures on the CPU's verdict), the PORTED line names
+    both sides, and says the figure is one process's."""
+    from xe_forge.verify.evaluate import Evaluator
+    from xe_forge.verify.models import Timing
+
+    class Timed(Evaluator):
+        measures_speed = True  # type: ignore[assignment]
+
+        def evaluate(self, *args, **kwargs):
+            verdict = super().evaluate(*args, **{**kwargs, "time_it": False})
+            if verdict.passed:
+                verdict.timings = {"eager": Timing(candidate_ms=2.0, baseline_ms=1.0, speedup=0.5, spread=0.01,
+                                                   margin=0.02, faster=False, reps=40)}
+                verdict.timing, verdict.speed_measured = verdict.timings["eager"], True
+            return verdict
+
+    monkeypatch.setattr("xe_forge.verify.evaluate.Evaluator", Timed)
+    out = tmp_path / "out.py"
+    result = runner.invoke(app, ["port", str(reference(NAME)), "--spec", str(spec(NAME)), "--device", "cpu",
+                                 "-o", str(out)])
+    text = " ".join(result.output.split())
+    assert result.exit_code == 0, result.output
+    assert f"PORTED passed (kernel vs eager PyTorch: 0.500x) -> {out}" in text
+    assert f"figures from one process; `xe-forge bench --repeat 5 {out}` re-times them" in text
