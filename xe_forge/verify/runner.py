@@ -230,7 +230,7 @@ class Runner:
                 load_state(model, state(call.state), pairs)  # the compared call starts from the sent weights
             before = [x.clone() if torch.is_tensor(x) else x for x in inputs] if call.check_inputs else None
             result, out = self.invoke(model, tracked(inputs, call), call.id, ghost=call.ghost, allowed=req.allowed,
-                                      profile=self.kernels.fresh_tag(f"{req.tag}/{call.id}") if profile else "",
+                                      profile=f"{req.tag}/{call.id}" if profile else "",
                                       path=self.paths.get(req.role), grad=call.grad, poison=call.poison)
             if out is not None and not call.ghost:
                 result.state = write_state(model, pairs, call.output, ipc=self.tdev.startswith("cuda"))
