@@ -44,16 +44,14 @@ def main() -> None:
 
     guarded.refusals()
     build("after guarded.refusals()")
-    from xe_forge.verify.kernel_list import KernelSession
+    from xe_forge.verify.audit import kernel_profile
 
-    session = KernelSession()
     for i in range(3):
-        with session.collect(f"diag/{i}"):
+        with kernel_profile(True):
             (torch.ones(4, device="cuda:0") * 2).sum()
             torch.cuda.synchronize()
-        build(f"after a kernel-list call ({i})")
+        build(f"after a kernel-list profile ({i})")
         build(f"and once more ({i})")
-    session.finish()
     torch.manual_seed(3)
     t = time.perf_counter()
     with torch.device("cuda:0"):

@@ -5,7 +5,7 @@
 set -uo pipefail
 # sections (default all): checks timing accept; CHECKS=gemm12,conv1 picks the checks, ACCEPT_ONLY=1,3 and
 # ACCEPT_PARALLEL=1 the problems, RETIME_LOWERING=1 re-times the Triton-only lowering too
-SECTIONS=${*:-checks timing accept}  # and diag (benchmarks/diag_build.py), kernels (the kernel list)
+SECTIONS=${*:-checks timing accept}  # and diag: benchmarks/diag_build.py
 want() { [[ " $SECTIONS " == *" $1 "* ]]; }
 START=$(date +%s)
 TOTAL=${TOTAL:-590}
@@ -25,11 +25,6 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu --format=csv | 
 python3 benchmarks/ipc_smoke.py > "$OUT/ipc.txt" 2>&1 || { tail -15 "$OUT/ipc.txt"; echo "IPC off for this call"; export XE_FORGE_OUTPUT_IPC=0; }
 tail -2 "$OUT/ipc.txt"
 want diag && python3 benchmarks/diag_build.py 2>&1 | grep -v Warn | tee "$OUT/diag.txt"
-# the kernel list's one profiler session: cost with cuDNN loaded, a foreign GEMM found in the right call;
-# then the verifier's own kernel-list cases (two examples clean, a jiterator pass-through flagged)
-want kernels && timeout "$(left 60)" python3 benchmarks/kernel_list_gpu.py "$OUT/kernels" 2>&1 | grep -v "^\[W\|USDT" | tail -20
-want kernels && VERIFIER_SECTIONS=kernel_list timeout "$(left 200)" python3 benchmarks/verifier_gpu.py "$OUT/kernels" 2>&1 \
-  | grep -v "^\[W\|USDT" | tail -40
 want checks && for case in "examples/12_Gemm_Multiply_LeakyReLU/kernel.py gemm12" \
             "examples/12_Gemm_Multiply_LeakyReLU/kernel.py gemm12_again" \
             "benchmarks/problems/check/gemm_residual/kernel.py gemm_residual" \

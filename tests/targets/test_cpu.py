@@ -5,7 +5,6 @@ are checked in child processes so they cannot leak into the test session."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -124,45 +123,3 @@ def test_the_interpreters_bf16_arithmetic_is_arithmetic_not_bit_patterns():
                          env={**os.environ, "TRITON_INTERPRET": "1"})
     assert ran.returncode == 0, ran.stderr[-2000:]
     assert float(ran.stdout) <= 1 / 64, "within one bf16 rounding of values up to 3"
-
-
-GPU_MODE = """
-import os
-os.environ["TRITON_INTERPRET"] = "1"
-import torch, triton, triton.language as tl
-from xe_forge.targets.autotune_rotation import install, rotating
-install(always=False)  # as a GPU's candidate process has it: the rotation only inside rotating()
-benched = []
-
-def bench(kernel_call, quantiles=None):  # a stand-in clock: the last config benchmarked is the fastest
-    kernel_call()
-    benched.append(1)
-    t = 100.0 - len(benched)
-    return [t, t, t] if quantiles else t
-
-@triton.autotune(configs=[triton.Config({"BLOCK": b}) for b in (16, 32, 64)], key=["n"], do_bench=bench)
-@triton.jit
-def block_of(out_ptr, n, BLOCK: tl.constexpr):
-    tl.store(out_ptr + tl.program_id(0), BLOCK)
-
-def launch():
-    out = torch.zeros(1, dtype=torch.int32)
-    block_of[(1,)](out, 8)
-    return int(out[0])
-
-print("TUNED", launch(), len(benched))  # the real autotuner: every config benchmarked, the fastest served
-with rotating():
-    print("ROTATED", [launch() for _ in range(3)], len(benched))
-print("AFTER", launch(), len(benched))  # the rotation's last choice is not left in the cache
-"""
-
-
-def test_on_a_gpu_the_rotation_serves_checked_calls_and_leaves_timed_calls_to_the_real_autotuner():
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    done = subprocess.run([sys.executable, "-c", GPU_MODE], capture_output=True, text=True, env=env, timeout=120)
-    assert done.returncode == 0, done.stderr[-2000:]
-    lines = {line.split(" ", 1)[0]: line.split(" ", 1)[1] for line in done.stdout.splitlines() if " " in line}
-    assert lines["TUNED"] == "64 3"
-    served, benched = lines["ROTATED"].rsplit(" ", 1)
-    assert sorted(json.loads(served)) == [16, 32, 64] and benched == "3"  # each config in turn, nothing benchmarked
-    assert lines["AFTER"] == "64 6"  # tuned afresh at the same key

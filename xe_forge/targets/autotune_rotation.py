@@ -1,4 +1,4 @@
-"""@triton.autotune in checked calls: every launch takes the next config, so every config is checked.
+"""@triton.autotune under the interpreter: every launch takes the next config, so every config is checked.
 
 On a GPU the autotuner benchmarks its configs per key and serves the fastest, so any config may be
 the one a user gets. The interpreter has no clock worth ranking by: a stand-in that ranks every
@@ -8,21 +8,14 @@ cached choice and takes the configs in turn, from a secret starting point: acros
 (three trials, the same-storage call, every unseen shape) each config serves whole forwards whose
 outputs are compared. Configs not taken by a launch are not run (they run when their turn comes),
 but their tiles are recorded for the unseen-shape plan, as a benchmark would have launched them.
-
-Under the interpreter the rotation is always on. On a GPU it is on only inside `rotating()` (the
-candidate's checked calls): there a benchmark at every unseen shape cost seconds per candidate (each
-config compiled and timed for a shape only its outputs are read at) and checked only the fastest
-config. Timed calls run the real autotuner, whose choice the timed outputs' fingerprints check, and
-no choice the rotation made is left in its cache for them.
 """
 
 from __future__ import annotations
 
-import contextlib
 import secrets
 import types
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 _TURNS: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
@@ -38,41 +31,17 @@ def turn(tuner: Any) -> int:
     return n
 
 
-_STATE = {"always": False, "depth": 0}
-
-
-def active() -> bool:
-    return _STATE["always"] or _STATE["depth"] > 0
-
-
-@contextlib.contextmanager
-def rotating() -> Iterator[None]:
-    """The rotation on for the body (a GPU's checked calls); on leaving, every choice it made is
-    forgotten, so a timed call at the same key benchmarks afresh."""
-    _STATE["depth"] += 1
-    try:
-        yield
-    finally:
-        _STATE["depth"] -= 1
-        if not active():
-            for tuner in list(_TURNS.keys()):
-                tuner.cache.clear()
-
-
-def install(always: bool = True) -> None:
-    """Replace the autotuner's benchmark with the rotation (idempotent, for the worker's lifetime);
-    `always`: on for every launch (the interpreter), else only inside `rotating()`."""
+def install() -> None:
+    """Replace the autotuner's benchmark with the rotation (idempotent, for the worker's lifetime)."""
     from triton.runtime import autotuner
 
-    _STATE["always"] = _STATE["always"] or always
     cls = autotuner.Autotuner
     if getattr(cls.run, "_xe_forge_rotation", False):
         return
-    original_run, original_prune, original_bench = cls.run, cls.prune_configs, cls._bench
-    original_do_bench = cls.__dict__.get("do_bench")
+    original_run, original_prune = cls.run, cls.prune_configs
 
     def run(self, *args, **kwargs):
-        if len(self.configs) > 1 and active():
+        if len(self.configs) > 1:
             self.cache.clear()  # a cached choice would keep one config for every call at this key
             self.cache_results = False  # no timings from disk either
             _CHOSEN[self] = turn(self)
@@ -84,25 +53,20 @@ def install(always: bool = True) -> None:
         return pruned
 
     def bench(self, *args, config, **meta):
-        if not active():
-            return original_bench(self, *args, config=config, **meta)
         pruned = _PRUNED.get(self) or [config]
         if config is pruned[_CHOSEN.get(self, 0) % len(pruned)]:
             return [1.0, 1.0, 1.0]
         _record_untried(self, args, {**meta, **config.all_kwargs()})
         return [2.0, 2.0, 2.0]
 
-    def do_bench(self):  # replaces a cached_property on the class
-        if active():
-            return self._do_bench or _equal_timings
-        return original_do_bench.__get__(self, type(self))
+    def do_bench(self):  # replaces a cached_property on the class; only reached around _bench
+        return self._do_bench or _equal_timings
 
     run._xe_forge_rotation = True
     cls.run = run
     cls._bench = bench
     cls.prune_configs = prune_configs
-    if original_do_bench is not None:
-        cls.do_bench = property(do_bench)
+    cls.do_bench = property(do_bench)
 
 
 def _equal_timings(kernel_call: Any, quantiles: Any = None, **_: Any) -> Any:

@@ -12,8 +12,7 @@ named torch.nn leaf submodule (`self.conv`), or a torch function by name (`F.con
 call is still the candidate's, and allowed FLOPs are counted per family (gemm, conv, ...) against
 the baseline's budget. Tensor data handed to host Python (`.item()`, `float(t)`, `.tolist()`,
 `.numpy()`, storages) is refused on every device; device-to-host copies are recorded on GPUs. On
-CUDA the profiler's list of GPU kernels (kernel_list.py) shows work launched by no Triton launch and no
-audited op.
+CUDA the profiler's list of GPU kernels shows work launched by no Triton launch and no audited op.
 
 This runs where the candidate runs, so it is evidence only when it condemns; the static checks keep
 the candidate from reaching it (no torch._C, no dispatch or profiler APIs, no introspection).
@@ -56,6 +55,7 @@ DATA_DEPENDENT = frozenset({"nonzero", "nonzero_static", "argwhere", "masked_sel
 SYNCING = frozenset({"_local_scalar_dense", "item", "equal", "is_nonzero"} | DATA_DEPENDENT)
 # dispatched ops whose result is tensor data as a Python value (.item(), float(t), bool(t), torch.equal)
 HOST_SCALARS = {"_local_scalar_dense": "item", "item": "item", "is_nonzero": "bool", "equal": "equal"}
+TRITON_LABEL = "xe_forge.triton:"
 # torch functions that hand tensor data (or its memory) to host Python, where no audit sees what is computed
 HOST_EXITS = frozenset({"numpy", "__array__", "from_numpy", "tolist", "item", "__float__", "__int__", "__bool__",
                         "__index__", "__complex__", "__repr__", "__str__", "__format__", "__dlpack__", "untyped_storage",
@@ -349,3 +349,59 @@ def _allow_submodules(model: Any, paths: set[str], audit: WorkAudit) -> list[Any
 
         handles += [sub.register_forward_pre_hook(enter), sub.register_forward_hook(leave, always_call=True)]
     return handles
+
+
+# ---------------------------------------------------------------- the GPU kernel list (CUDA profiler)
+
+
+@contextlib.contextmanager
+def kernel_profile(enabled: bool) -> Iterator[Any]:
+    """A CUDA profiler around the call when asked and possible; yields the profiler or a reason it is off."""
+    if not enabled:
+        yield ""
+        return
+    try:
+        from torch.profiler import ProfilerActivity, profile
+
+        prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
+        prof.__enter__()
+    except Exception as exc:  # no CUPTI, or a profiler already running
+        yield f"skipped: the profiler did not start ({type(exc).__name__})"
+        return
+    try:
+        yield prof
+    finally:
+        prof.__exit__(None, None, None)
+
+
+def foreign_kernels(prof: Any, audit: WorkAudit, triton_names: set[str]) -> list[str]:
+    """GPU kernels launched under neither a Triton launch nor a torch op the audit accepted."""
+    accounted: set[str] = set()
+    launched: set[str] = set()
+    for evt in prof.events():
+        for kernel in getattr(evt, "kernels", []):
+            (accounted if _accounted(evt, audit) else launched).add(kernel.name)
+        if _is_device_kernel(evt):
+            launched.add(evt.name)
+    return sorted(k for k in launched - accounted if not any(k == t or k.startswith(t + "_") for t in triton_names))
+
+
+def _accounted(evt: Any, audit: WorkAudit) -> bool:
+    """Whether any enclosing range is a Triton launch or an aten op the audit accepted (the outermost op
+    is the one the dispatch mode saw; `aten::copy_` may run inside the `aten::_to_copy` it accepted)."""
+    owner = evt
+    while owner is not None:
+        name = owner.name
+        if name.startswith(TRITON_LABEL) or (name.startswith("aten::") and name[len("aten::"):] in audit.ok_ops):
+            return True
+        owner = owner.cpu_parent
+    return False
+
+
+def _is_device_kernel(evt: Any) -> bool:
+    """A kernel on the device timeline; a profiler range (`record_function`, mirrored there as a
+    user annotation under the same name, as our own Triton labels are) is not one."""
+    kind = str(getattr(evt, "device_type", "")).rsplit(".", 1)[-1]
+    if kind not in ("CUDA", "XPU") or getattr(evt, "is_user_annotation", False) or evt.name.startswith(TRITON_LABEL):
+        return False
+    return "Memcpy" not in evt.name and "Memset" not in evt.name

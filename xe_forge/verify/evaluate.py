@@ -230,8 +230,6 @@ class Evaluator:
                     reports.append(self._unseen(check, info, loaded, layout, unpoisoned=i == bare))
                     if not reports[-1].passed:
                         break
-            with contextlib.suppress(WorkerGone):  # a runner gone has failed its shape already
-                check.judge_kernel_list()
         verdict = _verdict(reports, **base)
         verdict.notes = self._notes(source, loaded, reports, problem.spec)
         shown = [f"{r.variant}" + (" trial 1" if i == 0 else "") + f": {lay}" for i, (r, lay) in

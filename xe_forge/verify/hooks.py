@@ -124,7 +124,7 @@ def _launch_wrapper(original):
             if _Modes.label:
                 from torch.profiler import record_function
 
-                from xe_forge.verify.kernel_list import TRITON_LABEL
+                from xe_forge.verify.audit import TRITON_LABEL
 
                 with record_function(TRITON_LABEL + name):
                     return original(self, *args, **kwargs)

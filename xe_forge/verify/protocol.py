@@ -202,8 +202,7 @@ class Run(BaseModel):
     seed: int
     calls: list[CallPlan]
     allowed: list[str] = Field(default_factory=list)
-    kernel_list: bool = False  # also record the GPU kernels (CUDA profiler), judged at KernelList
-    tag: str = ""  # names this run's calls in the kernel list (the shape key)
+    kernel_list: bool = False  # also record the GPU kernels (CUDA profiler)
 
 
 class CallResult(BaseModel):
@@ -226,17 +225,6 @@ class Ran(Reply):
     build_failure: str | None = None
     build_line: int | None = None
     calls: list[CallResult] = Field(default_factory=list)
-
-
-class KernelList(BaseModel):
-    """End the check's profiler session (kernel_list.py) and judge every profiled call's GPU kernels."""
-
-    op: Literal["kernel_list"] = "kernel_list"
-
-
-class KernelListed(Reply):
-    status: str = ""  # "checked", "skipped: why", or "" where nothing was profiled
-    foreign: dict[str, list[str]] = Field(default_factory=dict)  # "shape/call" (or "") -> kernel names
 
 
 Side = Literal["candidate", "input", "eager", "compile"]
@@ -301,6 +289,6 @@ class Spun(Reply):
 
 JudgeRequest = Annotated[Ping | Load | PlanUnseen | Prepare | Compare | CheckTimed | Release,
                         Field(discriminator="op")]
-RunnerRequest = Annotated[Ping | Import | Run | TimePrepare | TimeChunk | Spin | KernelList, Field(discriminator="op")]
+RunnerRequest = Annotated[Ping | Import | Run | TimePrepare | TimeChunk | Spin, Field(discriminator="op")]
 JUDGE_REQUESTS: TypeAdapter = TypeAdapter(JudgeRequest)
 RUNNER_REQUESTS: TypeAdapter = TypeAdapter(RunnerRequest)

@@ -8,22 +8,18 @@ replay) and audits torch's work; those figures go back as evidence that can only
 
 from __future__ import annotations
 
-import contextlib
 import traceback
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from xe_forge.problem.cases import import_from_path, model_class, module_name
-from xe_forge.targets.autotune_rotation import install as install_rotation
-from xe_forge.targets.autotune_rotation import rotating
 from xe_forge.verify import guarded
 from xe_forge.verify import protocol as p
-from xe_forge.verify.audit import audit_call
+from xe_forge.verify.audit import audit_call, foreign_kernels, kernel_profile
 from xe_forge.verify.compare import flatten
 from xe_forge.verify.held import HeldOutputs
 from xe_forge.verify.hooks import PatchGuard, count_launches, poisoned_allocations
-from xe_forge.verify.kernel_list import KernelSession
 from xe_forge.verify.model_walk import entry_refusal, load_state, named_state, refusal
 from xe_forge.verify.state_check import write_state
 from xe_forge.verify.subset_rules import mark_user_module
@@ -65,12 +61,14 @@ def warm_up(device: Any) -> None:
     buffer.seek(0)
     torch.load(buffer, weights_only=True)
     device.synchronize()
-    if not device.torch_device().startswith("cpu"):  # the profiler imports lazily too
-        session = KernelSession()
-        with session.collect("warm-up"):
-            (torch.ones(4, device=device.torch_device()) * 2).sum()
-            device.synchronize()
-        session.finish()
+    on_gpu = not device.torch_device().startswith("cpu")
+    with kernel_profile(on_gpu) as prof:  # the profiler imports lazily too
+        (torch.ones(4, device=device.torch_device()) * 2).sum()
+        device.synchronize()
+    if on_gpu and not isinstance(prof, str):
+        with audit_call(model, [], on_gpu=True) as audit:
+            pass
+        foreign_kernels(prof, audit, set())
 
 
 def grad_mode(mode: str) -> Any:
@@ -117,9 +115,6 @@ class Runner:
         self.model: Any = None  # the last model built, with its weights loaded (timing reuses it)
         self.kept: dict[str, list[Any]] = {}
         self.timing: Any = None
-        self.kernels = KernelSession()  # one profiler session per check (kernel_list.py)
-        if self.on_gpu:  # checked calls take an autotuner's configs in turn; timed calls tune for real
-            install_rotation(always=False)
         self.current_guard: PatchGuard | None = None  # the request's guard (the harness may patch under it)
         warm_up(device)
 
@@ -132,7 +127,7 @@ class Runner:
 
     def handle(self, req: Any) -> p.Reply:
         handlers = {"import": self.import_, "run": self.run, "time_prepare": self.time_prepare,
-                    "time_chunk": self.time_chunk, "spin": self.spin, "kernel_list": self.kernel_list}
+                    "time_chunk": self.time_chunk, "spin": self.spin}
         return handlers[req.op](req)
 
     def import_(self, req: p.Import) -> p.Imported:
@@ -191,10 +186,6 @@ class Runner:
         return model, pair_tensors(state, named_state(model)), None, None
 
     def run(self, req: p.Run) -> p.Ran:
-        with rotating():  # on a GPU too: each checked call takes an autotuner's next config
-            return self._run(req)
-
-    def _run(self, req: p.Run) -> p.Ran:
         import torch
 
         states: dict[str, dict[str, Any]] = {}
@@ -221,7 +212,7 @@ class Runner:
                             x.copy_(y)
                 inputs = self.kept[call.reuse]
             self.kept[call.id] = inputs
-            profile = req.kernel_list and self.on_gpu and not call.ghost
+            profile = req.kernel_list and call is req.calls[0] and self.on_gpu
             if call.warm:
                 warm_failure = self.warm(model, inputs, call, self.paths.get(req.role))
                 if warm_failure is not None:
@@ -229,8 +220,7 @@ class Runner:
                     continue
                 load_state(model, state(call.state), pairs)  # the compared call starts from the sent weights
             before = [x.clone() if torch.is_tensor(x) else x for x in inputs] if call.check_inputs else None
-            result, out = self.invoke(model, tracked(inputs, call), call.id, ghost=call.ghost, allowed=req.allowed,
-                                      profile=f"{req.tag}/{call.id}" if profile else "",
+            result, out = self.invoke(model, tracked(inputs, call), call.id, ghost=call.ghost, allowed=req.allowed, profile=profile,
                                       path=self.paths.get(req.role), grad=call.grad, poison=call.poison)
             if out is not None and not call.ghost:
                 result.state = write_state(model, pairs, call.output, ipc=self.tdev.startswith("cuda"))
@@ -263,21 +253,19 @@ class Runner:
         return p.CallResult(id=call.id, failure="outside the host subset", refused=refused) if refused else None
 
     def invoke(self, model: Any, inputs: list[Any], call_id: str, *, ghost: bool = False, allowed: list[str] = (),
-               profile: str = "", path: str | None = None, grad: str = "off",
+               profile: bool = False, path: str | None = None, grad: str = "off",
                poison: bool = True) -> tuple[p.CallResult, list[Any] | None]:
-        """One forward under the harness: poisoned allocations, launch count, torch audit, and with a
-        `profile` tag the kernel list (judged when the check asks, `kernel_list`). `grad` and `poison` are
-        drawn per call by the parent (CallPlan): production runs with grad on and unpoisoned memory, so
-        checked calls run both ways."""
+        """One forward under the harness: poisoned allocations, launch count, torch audit, kernel list.
+        `grad` and `poison` are drawn per call by the parent (CallPlan): production runs with grad on
+        and unpoisoned memory, so checked calls run both ways."""
         import torch
 
         result = p.CallResult(id=call_id)
         out = None
         guarded.refusals()
         try:
-            with grad_mode(grad), poisoned_allocations(poison), \
-                    count_launches(ghost=ghost, label=bool(profile)) as counter, \
-                    (self.kernels.collect(profile) if profile else contextlib.nullcontext("")) as off, \
+            with grad_mode(grad), poisoned_allocations(poison), count_launches(ghost=ghost, label=profile) as counter, \
+                    kernel_profile(profile) as prof, \
                     audit_call(model, list(allowed), on_gpu=self.on_gpu, launches=counter,
                                inputs=inputs) as audit:
                 out = flatten(model(*inputs))
@@ -292,9 +280,11 @@ class Runner:
         result.flags = sorted(counter.log.flags)
         result.audit = audit.summary_
         if profile:
-            result.audit.kernel_list = off or "pending"
-            if not off:
-                self.kernels.account(profile, audit.ok_ops, counter.names)
+            if isinstance(prof, str):
+                result.audit.kernel_list = prof
+            else:
+                result.audit.foreign_kernels = foreign_kernels(prof, audit, counter.names)
+                result.audit.kernel_list = "checked"
         subclass = next((type(o).__name__ for o in out if torch.is_tensor(o) and type(o) is not torch.Tensor), None)
         if subclass:
             result.failure = f"returns a {subclass}, a torch.Tensor subclass: outputs must be plain tensors"
@@ -303,14 +293,8 @@ class Runner:
 
     # ---------------------------------------------------------------- timed calls
 
-    def kernel_list(self, req: p.KernelList) -> p.KernelListed:
-        status, foreign = self.kernels.finish()
-        return p.KernelListed(status=status, foreign=foreign)
-
     def time_prepare(self, req: p.TimePrepare) -> p.TimeReady:
         from xe_forge.verify.timing import TimingSession
-
-        self.kernels.finish()  # never time under a profiler (the check ends its session before timing)
 
         self.timing = TimingSession(self, req)
         return self.timing.ready()

@@ -109,7 +109,6 @@ class ShapeCheck:
     draw: Callable[[], int] = seed  # secret unless the evaluator was given a seed
     warm_calls: tuple[int, int] = WARM_CALLS  # tests of the timing path's own defences switch this one off
     prepared: dict[str, p.Prepared] = field(default_factory=dict)  # shape key -> its last preparation
-    listed: dict[str, CorrectnessReport] = field(default_factory=dict)  # shape key -> report, kernel list pending
 
     def __post_init__(self) -> None:
         self.cand_seed = construction_seed(self.draw())  # the same for checked and timed calls
@@ -139,8 +138,7 @@ class ShapeCheck:
                                     output=str(self.folder / f"{info.key}_out_ghost.pt"), ghost=True))
         self._modes(calls, unpoisoned, {t.id for t in todo if t.scale == "large"})
         ran = answer(self.runner.call(p.Run(init=prep.init, seed=self.cand_seed, calls=calls, allowed=self.allowed,
-                                            kernel_list=self.kernel_list, tag=info.key), p.Ran))
-        self.listed[info.key] = report
+                                            kernel_list=self.kernel_list), p.Ran))
         if ran.build_failure:
             report.findings.append(Finding(check="runtime", line=ran.build_line,
                                            message=f"{info.label}: {ran.build_failure}"))
@@ -164,26 +162,6 @@ class ShapeCheck:
         if _perturbed_only_failure(report):
             self._diagnose(report, info, prep, todo)
         return report
-
-    def judge_kernel_list(self) -> None:
-        """End the check's one profiler session and fail each shape whose calls launched GPU kernels
-        that neither a Triton launch nor an allowed torch op accounts for (kernel_list.py)."""
-        if not self.kernel_list or not self.listed:
-            return
-        reports, self.listed = self.listed, {}
-        listed = answer(self.runner.call(p.KernelList(), p.KernelListed))
-        for report in reports.values():
-            report.audit = report.audit or AuditSummary()
-            report.audit.kernel_list = listed.status or report.audit.kernel_list
-        first = next(iter(reports.values()))
-        for tag, names in listed.foreign.items():
-            report = reports.get(tag.split("/", 1)[0], first)  # "" (no launch linked): the first shape's
-            report.audit.foreign_kernels += [k for k in names if k not in report.audit.foreign_kernels]
-        for report in reports.values():
-            if report.audit.foreign_kernels:
-                report.findings.append(Finding(check="gpu-kernels", message=f"{report.variant}: GPU kernels "
-                                               "launched by neither a Triton launch nor an allowed torch op: "
-                                               f"{', '.join(report.audit.foreign_kernels[:5])}"))
 
     def _modes(self, calls: list[p.CallPlan], unpoisoned: bool, large: set[str]) -> None:
         """How each compared call runs, in secret: grad on or off (both among a shape's calls where it has
@@ -315,6 +293,10 @@ class ShapeCheck:
             report.findings.append(Finding(check="host-compute", message=f"{where}: forward hands tensor data to host "
                                            f"Python ({', '.join(sorted(set(summary.host_exits)))}), where no audit "
                                            "sees what is computed", hint="keep the data in tensors and kernels"))
+        if summary.foreign_kernels:
+            report.findings.append(Finding(check="gpu-kernels", message=f"{where}: GPU kernels launched by neither a "
+                                           f"Triton launch nor an allowed torch op: "
+                                           f"{', '.join(summary.foreign_kernels[:5])}"))
         if summary.allowed_flops > 0:  # in check as in optimize: the input kernel's budget, else the reference's
             budget = self.input_budget(info.key, prep) if self.input_budget is not None else None
             source = "the input kernel" if budget is not None else "the reference"
