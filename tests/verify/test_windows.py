@@ -81,14 +81,15 @@ def test_a_triton_op_given_another_kernel_is_the_torch_op_it_is(evaluator: Evalu
     assert "linear_epilogue_kernel" in finding(verdict, "torch-compute").message
 
 
-def test_a_tensor_like_arguments_data_ptr_is_audited_like_forward(evaluator: Evaluator, linear):
+def test_a_tensor_like_argument_is_refused_at_the_launch(evaluator: Evaluator, linear):
     """The interpreter also wants its storage (a host exit the subset refuses); with the scan off, the
-    GEMM its `data_ptr` runs inside the launch is refused by the audit."""
+    object itself is refused at the launch: a kernel takes kernel data (launch_record.py's allowlist), and
+    the GEMM its `data_ptr` would run inside the launch never runs."""
     assert {f.check for f in check_source(source("windows/data_ptr_gemm.py")).findings} == {"host-compute"}
     with unguarded(evaluator):
         verdict = evaluator.evaluate(source("windows/data_ptr_gemm.py"), linear)
     failed(verdict, "audit")
-    assert "mul" in finding(verdict, "torch-compute").message
+    assert "launch argument" in finding(verdict, "host-subset").message
 
 
 def test_an_object_run_inside_an_allowed_call_is_not_the_allowance(evaluator: Evaluator, linear):

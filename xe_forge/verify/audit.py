@@ -37,7 +37,7 @@ FREE = frozenset({
 MOVEMENT = frozenset({
     "copy_", "_to_copy", "clone", "contiguous", "cat", "stack", "hstack", "vstack", "concat", "concatenate", "fill_",
     "zero_", "zeros", "zeros_like", "ones", "ones_like", "full", "full_like", "empty", "empty_like", "empty_strided",
-    "new_empty", "new_empty_strided", "new_zeros", "new_ones", "new_full", "arange", "constant_pad_nd", "repeat", "lift_fresh_copy", "scalar_tensor", "_copy_from", "_copy_from_and_resize", "narrow_copy",
+    "new_empty", "new_empty_strided", "new_zeros", "new_ones", "new_full", "arange", "constant_pad_nd", "pad", "repeat", "lift_fresh_copy", "scalar_tensor", "_copy_from", "_copy_from_and_resize", "narrow_copy",
     "split_with_sizes_copy", "unbind_copy", "expand_copy", "permute_copy", "view_copy", "t_copy", "transpose_copy",
     "unsqueeze_copy", "squeeze_copy", "slice_copy", "select_copy", "as_strided_copy", "alias_copy", "detach_copy",
     "_pin_memory", "split", "split_with_sizes", "unbind", "chunk",

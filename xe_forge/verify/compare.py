@@ -102,7 +102,8 @@ def compare(name: str, got: Any, want: Any, rtol: float, atol: float, expect_dty
     first = _first_index(bad) if count else None
     note = "" if count == 0 else (f"{int((~finite).sum())} non-finite values (NaN: unwritten or poisoned output)"
                                   if not bool(finite.all()) else "")
-    rel_l2 = None if degenerate(want, atol) else _relative_l2(g, w, finite)
+    flat = degenerate(want, atol)
+    rel_l2 = None if flat else _relative_l2(g, w, finite)
     limit = precision.l2_limit(REL_L2_FACTOR * rtol, w, eager, expect_dtype)
     if count == 0 and rel_l2 is not None and rel_l2 > limit and not (
             exact is not None and precision.l2_within_exact(limit, g, exact, want)):
@@ -114,7 +115,7 @@ def compare(name: str, got: Any, want: Any, rtol: float, atol: float, expect_dty
     return Comparison(name=name, shape=list(want.shape), passed=count == 0,
                       max_abs_err=float(diff.max()) if diff.numel() else 0.0,
                       max_rel_err=float(rel.max()) if rel.numel() else 0.0, mismatches=count,
-                      numel=int(w.numel()), first_bad_index=first, note=note)
+                      numel=int(w.numel()), first_bad_index=first, note=note, degenerate=flat)
 
 
 def _relative_l2(g: Any, w: Any, finite: Any) -> float | None:

@@ -11,6 +11,7 @@ this: it only steers which sizes are checked, and a lie here only makes the chec
 from __future__ import annotations
 
 import inspect
+import numbers
 from typing import Any
 
 _SIGNATURES: dict[int, tuple[inspect.Signature, frozenset[str]] | None] = {}
@@ -108,14 +109,56 @@ def one_sided_flags(reports: list[Any]) -> list[str]:
 
 
 def _callable_argument(jit: Any, arguments: dict[str, Any]) -> str | None:
-    """A launch argument that is a Python callable other than Triton's own (a @triton.jit function, a
-    tl builtin, a dtype): refused. The interpreter runs a jit body as Python, so a bound method passed as
-    a constexpr and called in the body ran host numpy on the tiles' `.handle.data` inside the launch,
-    where no dispatch audit sees it (red team 5, a05); a GPU's compiler refuses such a call anyway."""
+    """A launch argument that is not kernel data: refused. An allowlist (what a GPU's compiler takes as
+    an argument), not a list of what attacks were seen: tensors and parameters, numbers, strings, None,
+    torch dtypes, and Triton's own objects (a @triton.jit function, a tl dtype or constexpr, a tensor
+    descriptor over a tensor), alone or in tuples and lists of these. The interpreter runs a jit body as
+    Python, so anything else passed in and called or read in the body runs host code inside the launch,
+    where no dispatch audit sees it: a bound method (red team 5, a05), a class, an instance with a
+    method, a tuple holding a function (red team 6, a22b-e), a tensor subclass whose `data_ptr` is
+    Python."""
+    kernel = getattr(getattr(jit, "fn", None), "__name__", "?")
     for name, value in arguments.items():
-        if callable(value) and not isinstance(value, type) \
-                and not str(getattr(type(value), "__module__", "")).startswith("triton."):
-            kernel = getattr(getattr(jit, "fn", None), "__name__", "?")
-            return (f"{kernel}: launch argument {name} is a Python callable ({type(value).__name__}): a kernel "
-                    "takes tensors, numbers, strings, dtypes and @triton.jit functions")
+        why = _not_kernel_data(value)
+        if why is not None:
+            return (f"{kernel}: launch argument {name} is {why}: a kernel takes tensors, numbers, strings, "
+                    "dtypes, @triton.jit functions and tuples of these")
     return None
+
+
+def _not_kernel_data(value: Any, depth: int = 0) -> str | None:
+    """Why `value` is not an argument a kernel may take (None when it is)."""
+    import torch
+
+    kind = type(value)
+    if value is None or kind in (bool, int, float, str, torch.dtype) or kind in (torch.Tensor, torch.nn.Parameter):
+        return None
+    if kind.__module__ == "numpy" and isinstance(value, numbers.Number):  # a numpy scalar: data, no hooks
+        return None
+    if kind in (tuple, list) and depth < 4:
+        return next((why for item in value if (why := _not_kernel_data(item, depth + 1)) is not None), None)
+    if _triton_own(kind):
+        base = getattr(value, "base", None)  # a tensor descriptor reads its base tensor's pointer
+        return None if base is None or depth >= 4 else _not_kernel_data(base, depth + 1)
+    if isinstance(value, type):
+        return f"a class ({value.__name__})"
+    if callable(value):
+        return f"a Python callable ({kind.__name__})"
+    if isinstance(value, torch.Tensor):
+        return f"a tensor subclass ({kind.__name__})"
+    return f"a {kind.__name__} object"
+
+
+def _triton_own(kind: type) -> bool:
+    """A class Triton itself defines: its module is Triton's, that module holds the class under its name,
+    and the module's file lies in Triton's package (a class may claim any `__module__`)."""
+    import sys
+    from pathlib import Path
+
+    import triton
+
+    module = sys.modules.get(getattr(kind, "__module__", "") or "")
+    if module is None or not module.__name__.startswith("triton.") or getattr(module, kind.__name__, None) is not kind:
+        return False
+    root = Path(triton.__file__).resolve().parent
+    return Path(getattr(module, "__file__", "") or "/").resolve().is_relative_to(root)

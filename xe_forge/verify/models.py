@@ -54,6 +54,7 @@ class Comparison(BaseModel):
     numel: int = 0
     first_bad_index: list[int] | None = None
     note: str = ""
+    degenerate: bool = False  # the reference's output here is near zero or constant (compare.degenerate)
 
 
 class TrialResult(BaseModel):

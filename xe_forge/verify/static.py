@@ -81,6 +81,11 @@ class StaticResult:
         return not self.findings
 
 
+# torch.nn.functional calls that only move data: padding (`pad`, `constant_pad_nd` at dispatch) is in the
+# dispatch audit's MOVEMENT, which judges what each call really dispatched
+FUNCTIONAL_MOVEMENT = frozenset({"pad"})
+
+
 def torch_ops_of(source: str) -> set[str]:
     """The torch compute a file's forward delegates: the allowance a candidate derived from it inherits."""
     return check_source(source, allow=None, record_only=True).torch_ops
@@ -320,7 +325,7 @@ def _scan_call(node: ast.Call, aliases: dict[str, str], submodules: set[str], fl
         if target.split(".")[0] in ("torch", "numpy", "operator") and (
                 not isinstance(attr, str) or _referenced_compute(f"{target}.{attr}")):
             flag(f"getattr({ast.unparse(node.args[0])}, {ast.unparse(node.args[1])})", node, "dynamic lookup")
-    elif name and name.startswith("torch.nn.functional."):
+    elif name and name.startswith("torch.nn.functional.") and name.rsplit(".", 1)[1] not in FUNCTIONAL_MOVEMENT:
         flag(f"F.{name.rsplit('.', 1)[1]}", node, "torch.nn.functional call")
     elif name and name.startswith("torch.") and name.count(".") == 1:
         op = name.split(".")[1]

@@ -253,8 +253,16 @@ class ShapeCheck:
                                            hint="the output must be computed by the file's own Triton kernels"))
             return
         if ghost is not None and "ghost" in compared.results:
-            report.ghost_changed = not compared.results["ghost"].passed
-            if not report.ghost_changed:
+            result = compared.results["ghost"]
+            report.ghost_changed = not result.passed
+            if not report.ghost_changed and result.comparisons and all(c.degenerate for c in result.comparisons):
+                # the reference's output on the ghost's inputs is near zero or constant (a ReLU of mostly
+                # negative values at a small far shape): a buffer the kernel never wrote can match it, so this
+                # replay is no evidence either way; the other shapes' replays still judge (red team 6, h17)
+                report.ghost_changed = None
+                report.notes.append(f"{report.variant}: ghost replay inconclusive (the reference's output "
+                                    "is near zero or constant on its inputs)")
+            elif not report.ghost_changed:
                 report.findings.append(Finding(check="ghost", message="with its Triton kernels replaced by no-ops "
                                                "the candidate returns the same output: the kernels do not compute "
                                                "the result"))
