@@ -73,3 +73,14 @@ def test_a_ghost_that_matches_a_flat_reference_proves_nothing_either_way():
     assert flat.findings == [] and flat.ghost_changed is None and "inconclusive" in flat.notes[0]
     live = _ghost_report(degenerate=False)  # where the reference varies, a no-op kernel matching it condemns
     assert [f.check for f in live.findings] == ["ghost"] and live.ghost_changed is False
+
+
+def test_a_literal_getattr_is_the_attribute_it_names():
+    """`getattr(nn.modules.module, "register_module_forward_hook")` is the attribute itself: the static scan
+    refuses it as it refuses the dotted spelling (a55, a process-wide hook that persists in a warm worker)."""
+    from xe_forge.verify.static import check_source
+
+    source = (CORPUS / "a" / "a55_global_hook.py").read_text()
+    assert any("hooks run code the verifier does not see" in f.message for f in check_source(source).findings)
+    honest = source.replace('getattr(nn.modules.module, "register_module_forward_hook")', 'getattr(nn, "Linear")')
+    assert not any(f.check == "sandbox" for f in check_source(honest).findings)

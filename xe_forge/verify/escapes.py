@@ -157,7 +157,7 @@ def escape_findings(tree: ast.Module, aliases: dict[str, str], allowed: Iterable
             elif node.id.startswith("__") and node.id.endswith("__") and node.id not in ALLOWED_DUNDERS:
                 out.append(_finding(node, "sandbox", f"uses `{node.id}` (introspection)"))
         elif isinstance(node, ast.Call):
-            out += _call(node, aliases)
+            out += _call(node, aliases, roots, aten_ops)
         elif isinstance(node, ast.ClassDef):
             out += _class(node, aliases)
         elif isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Delete):
@@ -238,16 +238,21 @@ def _is_prefix_of_allowed(path: str) -> bool:
     return parts[0] == "os" and ".".join(parts[1:]) in {"path", "environ"}
 
 
-def _call(node: ast.Call, aliases: dict[str, str]) -> list[Finding]:
+def _call(node: ast.Call, aliases: dict[str, str], roots: set[str] = frozenset(),
+          aten_ops: set[str] = frozenset()) -> list[Finding]:
     name = dotted(node.func, aliases) or ""
     out = []
-    if name in ("getattr", "setattr", "delattr") and len(node.args) >= 2:
+    if name in ("getattr", "setattr", "delattr", "hasattr") and len(node.args) >= 2:
         attr = node.args[1]
         if not (isinstance(attr, ast.Constant) and isinstance(attr.value, str)):
-            out.append(_finding(node, "sandbox", f"`{name}` with a computed name (dynamic attribute access)"))
+            if name != "hasattr":
+                out.append(_finding(node, "sandbox", f"`{name}` with a computed name (dynamic attribute access)"))
         elif attr.value.startswith("_"):
             out.append(_finding(node, "sandbox", f"`{name}(..., '{attr.value}')` reaches a private attribute"))
-        elif name != "getattr":
+        else:  # a literal name is the attribute itself: every rule of `obj.name` applies (red team 6, a55)
+            same = ast.copy_location(ast.Attribute(value=node.args[0], attr=attr.value, ctx=ast.Load()), node)
+            out += _attribute(same, aliases, roots, outermost=True, aten_ops=aten_ops)
+        if isinstance(attr, ast.Constant) and name in ("setattr", "delattr"):
             root = (dotted(node.args[0], aliases) or "").split(".")[0]
             if root in {v.split(".")[0] for v in aliases.values()}:
                 out.append(_finding(node, "monkey-patch", f"{name} on `{ast.unparse(node.args[0])}`"))
