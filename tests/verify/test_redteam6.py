@@ -84,3 +84,14 @@ def test_a_literal_getattr_is_the_attribute_it_names():
     assert any("hooks run code the verifier does not see" in f.message for f in check_source(source).findings)
     honest = source.replace('getattr(nn.modules.module, "register_module_forward_hook")', 'getattr(nn, "Linear")')
     assert not any(f.check == "sandbox" for f in check_source(honest).findings)
+
+
+def test_a_kernel_handed_to_partial_is_told_how_to_launch_not_that_nothing_launches():
+    """h20 launched through `functools.partial(kernel[grid], ...)`: still refused (a launch is
+    `kernel[grid](...)`), but the message names the line and the form, not "nothing launches"."""
+    from xe_forge.verify.static import check_source
+
+    found = [f for f in check_source((CORPUS / "h" / "h20_partial_launch76.py").read_text()).findings
+             if f.check == "no-launch"]
+    assert len(found) == 1 and found[0].line is not None
+    assert "is handed on, not called" in found[0].message and "nothing in the file" not in found[0].message
