@@ -33,7 +33,7 @@ def main(argv: list[str]) -> int:
     from xe_forge.targets import get_device
     from xe_forge.verify import protocol as p
 
-    device = get_device(device_kind, target)
+    device = get_device(device_kind, target or None)  # as the parent resolves it ("": the device's own)
     device.prepare_process()
     device.open_context()
     if role == "judge":

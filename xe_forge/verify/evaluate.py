@@ -48,8 +48,6 @@ class Evaluator:
         """`seed` makes the draws reproducible (tests, reproducing a report); by default they are secret, and
         with a `workdir` the same for the same candidate when a run is resumed (seeds.py).
         `cpu_timing` runs the timing protocol through the interpreter (figures meaningless; for tests)."""
-        self.device = get_device(device, target)
-        self.target = resolve_target(self.device, target)
         self.timeout = timeout
         self.trials = trials
         self.cpu_timing = cpu_timing
@@ -57,19 +55,24 @@ class Evaluator:
         # absolute: the workers run in their own temporary directories
         self.workdir = (Path(workdir) if workdir else Path(self._tmp.name)).resolve()
         self.workdir.mkdir(parents=True, exist_ok=True)
-        self.judge = Worker("judge", self.device.kind, self.target, timeout=timeout, logdir=self.workdir)
-        self.runner = Worker("runner", self.device.kind, self.target, timeout=timeout, logdir=self.workdir)
+        # the workers resolve `device` and `target` as this process does (targets.get_device), so they start
+        # before it imports torch: their start-up (torch, the device context: seconds on a GPU host) overlaps
+        # this process's own, the knowledge base's load and the caller reading its problem
+        self.judge = Worker("judge", device, target or "", timeout=timeout, logdir=self.workdir)
+        self.runner = Worker("runner", device, target or "", timeout=timeout, logdir=self.workdir)
         # the baseline is timed in a process of its own that never imports the candidate under test
-        self.baseline = Worker("runner", self.device.kind, self.target, timeout=timeout, logdir=self.workdir,
+        self.baseline = Worker("runner", device, target or "", timeout=timeout, logdir=self.workdir,
                                name="baseline")
-        self.judge.start()  # both start up (imports, device: seconds on a GPU host) while this process loads
-        self.runner.start()  # the knowledge base and the caller reads its problem
+        self.judge.start()
+        self.runner.start()
         try:
+            self.device = get_device(device, target)
+            self.target = resolve_target(self.device, target)
             if kb is None:  # the target's constraints apply to every candidate, from any command
                 from xe_forge.kb import load_kb
 
                 kb = load_kb()
-        except BaseException:  # a broken knowledge base must not leave two started workers behind
+        except BaseException:  # a missing device or a broken knowledge base leaves no started worker behind
             for w in (self.judge, self.runner):
                 w.kill()
             raise
