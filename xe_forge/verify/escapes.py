@@ -146,6 +146,10 @@ def escape_findings(tree: ast.Module, aliases: dict[str, str], allowed: Iterable
     aten_ops = {a.strip() for a in allowed if _aten_op(a.strip())}
     roots = {v.split(".")[0] for v in aliases.values()}
     inner = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    # names bound to code: functions, classes, lambdas, imports (never a constexpr's value)
+    defined = {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)}
+    defined |= {t.id for n in ast.walk(tree) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Lambda)
+                for t in n.targets if isinstance(t, ast.Name)} | set(aliases) | _BUILTIN_CALLABLES
     for node in ast.walk(tree):
         if isinstance(node, ast.Import | ast.ImportFrom):
             out += _imports(node)
@@ -157,7 +161,7 @@ def escape_findings(tree: ast.Module, aliases: dict[str, str], allowed: Iterable
             elif node.id.startswith("__") and node.id.endswith("__") and node.id not in ALLOWED_DUNDERS:
                 out.append(_finding(node, "sandbox", f"uses `{node.id}` (introspection)"))
         elif isinstance(node, ast.Call):
-            out += _call(node, aliases, roots, aten_ops)
+            out += _call(node, aliases, roots, aten_ops, defined)
         elif isinstance(node, ast.ClassDef):
             out += _class(node, aliases)
         elif isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Delete):
@@ -239,7 +243,7 @@ def _is_prefix_of_allowed(path: str) -> bool:
 
 
 def _call(node: ast.Call, aliases: dict[str, str], roots: set[str] = frozenset(),
-          aten_ops: set[str] = frozenset()) -> list[Finding]:
+          aten_ops: set[str] = frozenset(), defined: set[str] = frozenset()) -> list[Finding]:
     name = dotted(node.func, aliases) or ""
     out = []
     if name in ("getattr", "setattr", "delattr", "hasattr") and len(node.args) >= 2:
@@ -256,6 +260,11 @@ def _call(node: ast.Call, aliases: dict[str, str], roots: set[str] = frozenset()
             root = (dotted(node.args[0], aliases) or "").split(".")[0]
             if root in {v.split(".")[0] for v in aliases.values()}:
                 out.append(_finding(node, "monkey-patch", f"{name} on `{ast.unparse(node.args[0])}`"))
+    elif name in ("triton.language.constexpr", "triton.language.core.constexpr") and node.args \
+            and not _constant_value(node.args[0], aliases, defined):
+        out.append(_finding(node, "sandbox", f"`{ast.unparse(node)}` wraps a value that is not a constant: a "
+                                             "constexpr holds a number, a string, a bool or a tl dtype (a host "
+                                             "function inside one runs as host code in a kernel, red team 7)"))
     elif name == "type" and len(node.args) == 3:
         out.append(_finding(node, "sandbox", "`type(name, bases, dict)` builds a class at run time"))
     elif name in ("os.environ.update", "os.environ.setdefault", "os.environ.pop", "os.putenv", "os.unsetenv"):
@@ -309,7 +318,12 @@ def jit_findings(body: ast.FunctionDef, jit_names: set[str], host_functions: set
             elif isinstance(func, ast.Attribute):
                 path = dotted(func, aliases) or ""
                 root = path.split(".")[0]
-                if root == "triton" or (root in params) or root in jit_names:
+                if root == "triton":
+                    why = triton_path_refusal(path)
+                    if why is not None:
+                        out.append(_finding(node, "jit-body", f"@triton.jit `{body.name}` calls `{path}`: {why}"))
+                    continue
+                if (root in params) or root in jit_names:
                     continue
                 if root in aliases or root in host_functions:
                     out.append(_finding(node, "jit-body", f"@triton.jit `{body.name}` calls `{path}`: kernels may "
@@ -319,10 +333,74 @@ def jit_findings(body: ast.FunctionDef, jit_names: set[str], host_functions: set
                                                           "value: that reaches host data"))
         elif isinstance(node, ast.Attribute) and (node.attr in JIT_BLOCKED_ATTRS or node.attr.startswith("_")):
             out.append(_finding(node, "jit-body", f"@triton.jit `{body.name}` reads `.{node.attr}`"))
+        elif isinstance(node, ast.Attribute) and id(node) not in callees and \
+                (dotted(node, aliases) or "").split(".")[0] == "triton" and \
+                (why := triton_path_refusal(dotted(node, aliases) or "")) is not None:
+            out.append(_finding(node, "jit-body", f"@triton.jit `{body.name}` reads `{dotted(node, aliases)}`: {why}"))
         elif (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in host_functions
               and id(node) not in callees):
             out.append(_finding(node, "jit-body", f"@triton.jit `{body.name}` uses host function `{node.id}`"))
     return out
+
+
+_BUILTIN_CALLABLES = frozenset(n for n in dir(__import__("builtins")) if callable(getattr(__import__("builtins"), n)))
+
+
+def _constant_value(node: ast.AST, aliases: dict[str, str], defined: set[str] = frozenset()) -> bool:
+    """A literal (signed), a name not bound to code (a module constant, a parameter: what it holds at a
+    launch is judged there, launch_record.py), arithmetic of these, or a `tl` dtype."""
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.Name):
+        return node.id not in defined
+    if isinstance(node, ast.UnaryOp | ast.BinOp):
+        return all(_constant_value(c, aliases, defined) for c in ast.iter_child_nodes(node)
+                   if isinstance(c, ast.expr))
+    path = dotted(node, aliases) if isinstance(node, ast.Attribute) else None
+    return bool(path) and path.startswith("triton.language.") and triton_path_refusal(path) is None \
+        and not callable(_resolve(path))
+
+
+def _resolve(path: str) -> object:
+    import importlib
+
+    parts = path.split(".")
+    obj: object = importlib.import_module(parts[0])
+    for name in parts[1:]:
+        obj = getattr(obj, name, None)
+    return obj
+
+
+def triton_path_refusal(path: str) -> str | None:
+    """Why a dotted path from `triton` in a jit body leaves Triton (None where it stays inside): every module
+    on the way must be Triton's own, and the object it ends in defined by Triton. `triton.language.core`
+    imports `typing` and `builtins`, so `triton.language.core.typing.sys.modules` reached numpy and the
+    harness's own modules from a kernel body (red team 7, a46b, a99). An allowlist walk, not a list of names."""
+    import importlib
+    import types
+
+    parts = path.split(".")
+    try:
+        obj: object = importlib.import_module(parts[0])
+    except ImportError:
+        return None
+    for i, name in enumerate(parts[1:], start=1):
+        try:
+            obj = getattr(obj, name)
+        except AttributeError:
+            try:
+                obj = importlib.import_module(".".join(parts[: i + 1]))
+            except ImportError:
+                return None  # not resolvable here: a runtime value's attribute, judged at run time
+        if isinstance(obj, types.ModuleType):
+            if not obj.__name__.startswith("triton"):
+                return f"`{'.'.join(parts[: i + 1])}` is the module `{obj.__name__}`, not Triton's"
+            continue
+        owner = getattr(obj, "__module__", None) or getattr(type(obj), "__module__", "") or ""
+        if not owner.startswith("triton"):
+            return f"`{'.'.join(parts[: i + 1])}` is {type(obj).__name__} from `{owner}`, not a Triton API"
+        return None
+    return None
 
 
 def launch_keyword_findings(tree: ast.Module, host_functions: set[str]) -> list[Finding]:

@@ -137,9 +137,12 @@ def _not_kernel_data(value: Any, depth: int = 0) -> str | None:
         return None
     if kind in (tuple, list) and depth < 4:
         return next((why for item in value if (why := _not_kernel_data(item, depth + 1)) is not None), None)
-    if _triton_own(kind):
-        base = getattr(value, "base", None)  # a tensor descriptor reads its base tensor's pointer
-        return None if base is None or depth >= 4 else _not_kernel_data(base, depth + 1)
+    if _triton_own(kind):  # what it holds must be kernel data too: a `tl.constexpr(f)` wraps a host function
+        # (red team 7, a01 and eight more), a tensor descriptor reads its base tensor's pointer
+        held = [getattr(value, name) for name in ("value", "base") if hasattr(value, name)]
+        if depth >= 4:
+            return f"a {kind.__name__} nested too deep" if held else None
+        return next((why for item in held if (why := _not_kernel_data(item, depth + 1)) is not None), None)
     if isinstance(value, type):
         return f"a class ({value.__name__})"
     if callable(value):

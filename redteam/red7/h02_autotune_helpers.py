@@ -1,0 +1,76 @@
+"""HONEST h02 (76): autotuned GEMM with a helper @triton.jit epilogue, host dict/functools/math in the launcher."""
+import functools
+import math
+
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _bias_relu(acc, bias_ptr, on, N):
+    bias = tl.load(bias_ptr + on, mask=on < N, other=0.0)
+    return tl.maximum(acc + bias[None, :], 0.0)
+
+
+@triton.autotune(
+    configs=[triton.Config({"BM": 16, "BN": 32, "BK": 16}), triton.Config({"BM": 32, "BN": 16, "BK": 32})],
+    key=["M", "N", "K"],
+)
+@triton.jit
+def _mm(x_ptr, w_ptr, bias_ptr, out_ptr, M, N, K, sxm, sxk, swn, swk, som, son,
+        BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    pm = tl.program_id(0)
+    pn = tl.program_id(1)
+    om = pm * BM + tl.arange(0, BM)
+    on = pn * BN + tl.arange(0, BN)
+    ok = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k0 in range(0, K, BK):
+        k = k0 + ok
+        a = tl.load(x_ptr + om[:, None] * sxm + k[None, :] * sxk, mask=(om[:, None] < M) & (k[None, :] < K), other=0.0)
+        b = tl.load(w_ptr + k[:, None] * swk + on[None, :] * swn, mask=(k[:, None] < K) & (on[None, :] < N), other=0.0)
+        acc += tl.dot(a, b, input_precision="ieee")
+    y = _bias_relu(acc, bias_ptr, on, N)
+    tl.store(out_ptr + om[:, None] * som + on[None, :] * son, y, mask=(om[:, None] < M) & (on[None, :] < N))
+
+
+PRECISION = {torch.float32: "ieee"}
+
+
+@functools.lru_cache(maxsize=None)
+def grid_for(M, N):
+    return lambda meta: (math.ceil(M / meta["BM"]), triton.cdiv(N, meta["BN"]))
+
+
+class Model(nn.Module):
+    def __init__(self, in_features, out_features, bias_shape):
+        super().__init__()
+        self.gemm = nn.Linear(in_features, out_features, bias=False)
+        self.bias = nn.Parameter(torch.randn(bias_shape))
+
+    def forward(self, x):
+        M, K = x.shape
+        w = self.gemm.weight
+        N = w.shape[0]
+        out = torch.empty((M, N), device=x.device, dtype=x.dtype)
+        seen = set()
+        seen.add(x.dtype)
+        _mm[grid_for(M, N)](x, w, self.bias, out, M, N, K, x.stride(0), x.stride(1), w.stride(0), w.stride(1),
+                            out.stride(0), out.stride(1))
+        return out
+
+
+batch_size = 1024
+in_features = 8192
+out_features = 8192
+bias_shape = (out_features,)
+
+
+def get_inputs():
+    return [torch.rand(batch_size, in_features)]
+
+
+def get_init_inputs():
+    return [in_features, out_features, bias_shape]
