@@ -95,39 +95,3 @@ def test_a_kernel_handed_to_partial_is_told_how_to_launch_not_that_nothing_launc
              if f.check == "no-launch"]
     assert len(found) == 1 and found[0].line is not None
     assert "is handed on, not called" in found[0].message and "nothing in the file" not in found[0].message
-
-
-@pytest.mark.parametrize("path,example", [("a/a01_rowcap2048.py", "76_Gemm_Add_ReLU"),
-                                          ("a/a07_softmax_cap2048.py", "99_Matmul_GELU_Softmax")])
-def test_a_size_host_code_caps_is_crossed_by_a_far_shape(path: str, example: str, cli_like: Evaluator):
-    """`min(M, 2048)` in a launcher is a size the unseen plan must cross as it crosses a tile (tiles.host_caps):
-    the far shapes went past the usual caps (1024 rows) only, and rows or columns past 2048 were never written."""
-    from xe_forge.verify.tiles import host_caps
-
-    assert 2048 in host_caps((CORPUS / path).read_text())
-    folder = ROOT / "examples" / example
-    problem = load_problem(CORPUS / path, folder / "kernel_pytorch.py", folder / "spec.yaml", None)
-    verdict = cli_like.evaluate(problem.kernel.source, problem, allow_torch=declared_allowance(problem), unseen=True,
-                                time_it=False)
-    assert not verdict.passed and verdict.stage_failed == "unseen", verdict.feedback()
-
-
-def test_host_caps_are_sizes_host_code_compares_or_clamps_not_problem_sizes():
-    from xe_forge.verify.tiles import host_caps
-
-    source = '''
-import triton
-CAP = 4096
-@triton.jit
-def k(x, N, BLOCK: tl.constexpr):
-    if N > 8192:
-        pass
-class Model:
-    def forward(self, x):
-        if x.dim() > 2 and x.shape[0] >= 3000:
-            x = x[: min(x.shape[1], CAP)]
-        return x
-def get_inputs():
-    return [min(5000, 6000)]
-'''
-    assert host_caps(source) == {3000, 4096}  # not the jit body's 8192, not get_inputs, not the rank 2

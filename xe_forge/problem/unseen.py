@@ -208,9 +208,7 @@ def plan_unseen(dims: dict[str, Any], probe: Probe, tiles: list[int] = (),
                                  else "the reference accepts no other value")
             continue
         free.append(dim)
-    # the kernel's sizes past any step (a host cap `min(M, 2048)`, a constexpr size): far shapes go past
-    # them too, not only past the usual caps
-    _shapes(plan, dims, free, probe, cap, steps, caps=sorted({t for t in tiles if t > MAX_ALIGN}))
+    _shapes(plan, dims, free, probe, cap, steps)
     if seed is not None:
         _secret_shape(plan, dims, free, probe, cap, random.Random(seed), steps)
     bigger = {k for s in plan.shapes for k in s.dims if s.dims[k] > dims[k]}
@@ -228,7 +226,7 @@ def plan_unseen(dims: dict[str, Any], probe: Probe, tiles: list[int] = (),
 
 
 def _shapes(plan: UnseenPlan, dims: dict[str, Any], free: list[_Dim], probe: Probe, cap: Bound,
-            steps: dict[str, int], caps: list[int] = ()) -> None:
+            steps: dict[str, int]) -> None:
     def add(label: str, shape: dict[str, Any] | None) -> bool:
         if shape is not None and len(plan.shapes) < MAX_SHAPES and shape != dims \
                 and all(s.dims != shape for s in plan.shapes):
@@ -273,7 +271,7 @@ def _shapes(plan: UnseenPlan, dims: dict[str, Any], free: list[_Dim], probe: Pro
     least = {d.name: d.least for d in free if d.least is not None}
     far: dict[str, int] = {}
     for d in sorted(free, key=lambda d: joint[d.name] != dims[d.name]):  # dims no shape grew yet first
-        sizes = tuple(sorted({*(LARGE_SIZES if d.column else LARGE_ROWS), *caps}, reverse=True))
+        sizes = LARGE_SIZES if d.column else LARGE_ROWS
         found = _large(dims, d.name, least, probe, steps.get(d.name), sizes) if len(far) < MAX_LARGE else None
         if found is not None and add(*found):
             far[d.name] = found[1][d.name]

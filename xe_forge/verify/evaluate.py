@@ -29,7 +29,7 @@ from xe_forge.verify.sandbox import Worker, WorkerGone
 from xe_forge.verify.seeds import SeedStream, run_secret
 from xe_forge.verify.speed import measure_speed
 from xe_forge.verify.static import check_source, launch_options
-from xe_forge.verify.tiles import host_caps, jit_tiles
+from xe_forge.verify.tiles import jit_tiles
 from xe_forge.verify.trials import WARM_CALLS, Patched, ProblemBroken, ShapeCheck, WorkerFault, answer
 
 CPU_SPEED_NOTE = "speed not measured: the CPU runs Triton's interpreter (correctness only)"
@@ -224,8 +224,7 @@ class Evaluator:
             order = layout_order(self.draw())  # secret: which non-contiguous layout is shown at which shape
             reports = [check.run(loaded.main, trials=self.trials, full=full, layout=order[0])]
             if reports[0].passed and unseen:
-                # the kernel's own blocks and loop steps, and the sizes its host code caps or branches on
-                tiles = sorted(set(reports[0].tiles) | jit_tiles(source) | host_caps(source))
+                tiles = sorted(set(reports[0].tiles) | jit_tiles(source))  # the kernel's own blocks and loop steps
                 planned = answer(self.judge.call(p.PlanUnseen(tiles=tiles, seed=self.draw()), p.Planned))
                 reports[0].frozen, reports[0].tiles = planned.frozen, tiles
                 bare = self.draw() % max(len(planned.shapes), 1)  # one shape, in secret, with unpoisoned memory
