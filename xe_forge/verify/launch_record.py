@@ -10,6 +10,7 @@ this: it only steers which sizes are checked, and a lie here only makes the chec
 
 from __future__ import annotations
 
+import functools
 import inspect
 import numbers
 from typing import Any
@@ -152,6 +153,7 @@ def _not_kernel_data(value: Any, depth: int = 0) -> str | None:
     return f"a {kind.__name__} object"
 
 
+@functools.lru_cache(maxsize=256)  # a class's home never changes; this runs at every launch
 def _triton_own(kind: type) -> bool:
     """A class Triton itself defines: its module is Triton's, that module holds the class under its name,
     and the module's file lies in Triton's package (a class may claim any `__module__`)."""
