@@ -44,7 +44,7 @@ def main() -> None:
 
     guarded.refusals()
     build("after guarded.refusals()")
-    from xe_forge.verify.audit import kernel_profile
+    from xe_forge.verify.kernel_list import kernel_profile
 
     for i in range(3):
         with kernel_profile(True):

@@ -4,7 +4,8 @@
 # then one default `optimize`. Carry .whl/ (benchmarks/README.md). Results under $OUT.
 set -uo pipefail
 # sections (default all): checks timing accept; CHECKS=gemm12,conv1 picks the checks, ACCEPT_ONLY=1,3 and
-# ACCEPT_PARALLEL=1 the problems, RETIME_LOWERING=1 re-times the Triton-only lowering too
+# ACCEPT_PARALLEL=1 the problems, RETIME_LOWERING=1 re-times the Triton-only lowering too, KDUMP=1 writes
+# each profiled call's kernels with the ops that launched them (verify/kernel_list.py) under $OUT/kdump
 SECTIONS=${*:-checks timing accept}  # and diag: benchmarks/diag_build.py
 want() { [[ " $SECTIONS " == *" $1 "* ]]; }
 START=$(date +%s)
@@ -34,7 +35,7 @@ want checks && for case in "examples/12_Gemm_Multiply_LeakyReLU/kernel.py gemm12
   [[ -n "${CHECKS:-}" && ",$CHECKS," != *",$2,"* ]] && continue
   t0=$(date +%s.%N)
   mkdir -p "$OUT/prof/$2"  # every process of the check under cProfile (benchmarks/prof_top.py reads them)
-  XE_FORGE_WORKER_PROFILE="$OUT/prof/$2" timeout "$(left ${CHECK_LIMIT:-90})" python3 -m cProfile -o "$OUT/prof/$2/parent.prof" \
+  XE_FORGE_KERNEL_LIST_DUMP=${KDUMP:+$OUT/kdump/$2} XE_FORGE_WORKER_PROFILE="$OUT/prof/$2" timeout "$(left ${CHECK_LIMIT:-90})" python3 -m cProfile -o "$OUT/prof/$2/parent.prof" \
     -m xe_forge check "$1" "${@:3}" --variant bench-gpu --json > "$OUT/check_$2.json" 2> "$OUT/check_$2.err"
   rc=$?
   echo "check $2: rc=$rc wall=$(python3 -c "import time; print(round(time.time() - $t0, 1))") s"

@@ -36,6 +36,9 @@ _BUDGET = re.compile(r"^(?:\$\s*(?P<usd>[\d.]+)|(?P<usd2>[\d.]+)\s*(?:\$|usd)"
                      r"|(?P<time>[\d.]+)\s*(?P<tunit>s|sec|m|min|h))$", re.IGNORECASE)
 
 
+NO_BUDGET = ("none", "off", "unlimited")
+
+
 class Budget(BaseModel):
     """A run's spending limit: dollars (LiteLLM's local cost map), tokens, or wall-clock seconds."""
 
@@ -86,10 +89,16 @@ class RunOptions(BaseModel):
     @field_validator("budget")
     @classmethod
     def _budget(cls, value: str | None) -> str | None:
-        return None if value is None else Budget.parse(value).render()
+        if value is None or value.strip().lower() in NO_BUDGET:
+            return None if value is None else "none"
+        return Budget.parse(value).render()
 
     def spending_limit(self) -> Budget | None:
-        return Budget.parse(self.budget) if self.budget else None
+        return Budget.parse(self.budget) if self.budget and not self.budget_off() else None
+
+    def budget_off(self) -> bool:
+        """`--budget none`: no limit, not even the default time budget of a GPU run (run_clock.py)."""
+        return self.budget == "none"
 
 
 class Settings(BaseSettings, RunOptions):

@@ -13,8 +13,9 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from xe_forge.verify.audit import WorkAudit, audit_call, foreign_kernels, normalise
+from xe_forge.verify.audit import WorkAudit, audit_call, normalise
 from xe_forge.verify.evaluate import Evaluator, input_allowance
+from xe_forge.verify.kernel_list import foreign_kernels
 from xe_forge.verify.static import check_source
 
 from .helpers import failed, finding, problem, source, unguarded

@@ -48,8 +48,11 @@ ReasoningEffortOpt = Annotated[str | None, typer.Option("--reasoning-effort", he
                                                        "XE_FORGE_LLM_REASONING_EFFORT, else the model's own).")]
 BudgetOpt = Annotated[str | None, typer.Option("--budget", help="Stop cleanly, with the best verified kernel so far, "
                                                "once the LLM has cost this much: dollars ($2, 0.5usd; LiteLLM's local "
-                                               "prices), tokens (200k tokens) or time (45m, 2h). Default: "
-                                               "XE_FORGE_BUDGET, else none.")]
+                                               "prices), tokens (200k tokens), or once the run has taken this long "
+                                               "(150s, 45m, 2h: no candidate starts that would end past it, and the "
+                                               "final check has its time kept); none for no limit. Default: "
+                                               "XE_FORGE_BUDGET, else 150s for the rules engine on a GPU, none "
+                                               "otherwise.")]
 MaxItersOpt = Annotated[int | None, typer.Option("--max-iters", help="CoVeR iterations per stage. Default: "
                                                  "XE_FORGE_MAX_ITERS, else 4.")]
 ProfileOpt = Annotated[bool | None, typer.Option("--profile/--no-profile", help="Profile the kernel before each "

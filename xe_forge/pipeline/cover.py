@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pydantic import BaseModel, Field
 
 from xe_forge.pipeline.normalize import source_key
+from xe_forge.pipeline.run_clock import RunClock
 from xe_forge.problem.kernel import Problem
 from xe_forge.proposers.base import Attempt, Proposal, Proposer, StageRequest
 from xe_forge.store import RunStore
@@ -101,9 +102,10 @@ def hidden_shapes_feedback(verdict: Verdict) -> str:
 
 def run_stage(request: StageRequest, problem: Problem, proposers: list[Proposer], evaluator: Evaluator, *,
               allowance: set[str], max_iters: int, on_candidate: OnCandidate | None = None,
-              on_accept: Callable[[str], None] | None = None) -> StageOutcome:
+              on_accept: Callable[[str], None] | None = None, clock: RunClock | None = None) -> StageOutcome:
     """The CoVeR loop of one stage; returns the best verified code (the input if nothing won).
-    `on_accept` gets each accepted candidate's code at once: a run killed later in the stage keeps it."""
+    `on_accept` gets each accepted candidate's code at once: a run killed later in the stage keeps it.
+    `clock` (the run's time budget) is asked before each candidate and told what each one cost."""
     rule = request.stage.accept
     best_speedup, improved, verified = 1.0, False, False
     records: list[CandidateRecord] = []
@@ -111,7 +113,10 @@ def run_stage(request: StageRequest, problem: Problem, proposers: list[Proposer]
     for p in proposers:
         p.reset()
     queue = list(proposers)
+    stopped = ""
     for iteration in range(1, max_iters + 1):
+        if clock is not None and (stopped := clock.candidate_stop() or ""):
+            break
         proposal = _next_proposal(queue, request)
         if proposal is None:
             break
@@ -133,6 +138,8 @@ def run_stage(request: StageRequest, problem: Problem, proposers: list[Proposer]
                                  entry_id=proposal.entry_id, rationale=proposal.rationale, passed=verdict.passed,
                                  accepted=accepted, speedup=speedup, summary=verdict.summary(),
                                  seconds=round(seconds, 2))
+        if clock is not None and ran:
+            clock.saw_candidate(seconds)
         if on_candidate is not None:
             record.candidate_id = on_candidate(record, proposal, verdict)
         records.append(record)
@@ -146,7 +153,7 @@ def run_stage(request: StageRequest, problem: Problem, proposers: list[Proposer]
                 break  # correct is enough, or nothing to compare further candidates against on the CPU
         elif verdict.passed and evaluator.measures_speed and proposal.source == "llm":
             break  # a verified LLM candidate with no gain above noise: stop early
-    note = "" if improved or records else "no candidate proposed"
+    note = stopped or ("" if improved or records else "no candidate proposed")
     return StageOutcome(stage=request.stage.name, code=request.code, improved=improved,
                         speedup=best_speedup if verified else None, speed_verified=verified, candidates=records,
                         note=note)

@@ -6,7 +6,6 @@ Each stage node is the same CoVeR function with a different stages/*.yaml.
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -57,6 +56,10 @@ def baseline_node(state: ForgeState, runtime: Runtime[RunContext]) -> Update:
         raise InputError(f"the input kernel fails against its reference: {reasons}",
                          hint=f"its check was killed at {ctx.evaluator.timeout:g} s: {RAISE_TIMEOUT}"
                          if timed_out(verdict) else "xe-forge optimizes correct kernels; `xe-forge check` shows the full verdict")
+    ctx.clock.saw_input_check(verdict.seconds)
+    if ctx.clock.budget_s is not None:
+        ctx.progress.phase("budget", f"the run ends within {ctx.clock.describe()} (--budget; {ctx.clock.final_s:.0f} s "
+                                     "kept for the final check)")
     profile_hooks.on_input(ctx, state.input_code)
     return {"baseline": verdict}
 
@@ -101,9 +104,7 @@ def plan_node(state: ForgeState, runtime: Runtime[RunContext]) -> Update:
 def budget_spent(ctx: RunContext) -> str | None:
     """Why no further stage may start: the LLM's budget, or a time budget (`--budget 45m`, any engine)."""
     reason = ctx.llm.client.budget_spent() if ctx.llm is not None else None
-    if reason is None and ctx.deadline is not None and time.monotonic() >= ctx.deadline:
-        reason = "time budget spent"
-    return reason
+    return reason or ctx.clock.stage_stop()
 
 
 def _budget_stop(ctx: RunContext) -> Update:
@@ -153,9 +154,9 @@ def make_stage_node(name: str) -> Callable[[ForgeState, Runtime[RunContext]], Up
 
         outcome = run_stage(request, ctx.problem, proposers, ctx.evaluator, allowance=ctx.allowance,
                             max_iters=ctx.max_iters, on_candidate=on_candidate,
-                            on_accept=lambda code: keep_best(ctx.run_dir, code))
+                            on_accept=lambda code: keep_best(ctx.run_dir, code), clock=ctx.clock)
         skips = ctx.rules.skips.get(name, [])
-        if not outcome.candidates and skips:
+        if not outcome.candidates and skips and not outcome.note.startswith("time budget"):
             said = dict.fromkeys(f"{s['recipe']}: {s['reason']}" for s in skips)  # one line per distinct reason
             outcome.note = "no recipe applied: " + "; ".join(list(said)[:4])
         notes = [outcome.note] if outcome.note else []

@@ -32,6 +32,7 @@ from xe_forge.kb import load_kb
 from xe_forge.pipeline.nodes import budget_spent
 from xe_forge.pipeline.progress import Progress
 from xe_forge.pipeline.report import RunReport
+from xe_forge.pipeline.run_clock import RunClock, default_budget_s
 from xe_forge.pipeline.state import BEST_SO_FAR, CHECKPOINT_TYPES, ForgeState, RunContext
 from xe_forge.pipeline.status import exit_code
 from xe_forge.problem.kernel import Problem, load_problem
@@ -100,6 +101,7 @@ def optimize(request: RunRequest, settings: Settings, *, resume: str | None = No
         request = request.absolute().model_copy(update={"run_dir": run_dir_root})  # args.json works from anywhere
         run_id = run_id or new_run_id(Path(request.kernel))
         run_dir = run_dir_root / run_id
+    started = time.monotonic()  # the time budget counts from here: workers, baseline and final check included
     options = request.model_dump(include=set(RunOptions.model_fields))
     settings = settings.model_copy(update={k: v for k, v in options.items() if v is not None})
     engine = resolve_engine(request.engine, settings)
@@ -126,7 +128,7 @@ def optimize(request: RunRequest, settings: Settings, *, resume: str | None = No
         if problem.spec is None:
             progress.phase("hint", f"`xe-forge spec init {problem.kernel.path}` writes a spec (docs/SPEC.md)")
         ctx = _context(run_id, run_dir, problem, evaluator, settings, engine, store, progress, lm,
-                       max_iters=request.max_iters, only_stages=only, request=request)
+                       max_iters=request.max_iters, only_stages=only, request=request, started=started)
         state = _drive(ctx, problem.kernel.source, resume=bool(resume))
     except BaseException as err:  # a run directory never ends without a report saying why
         with contextlib.suppress(Exception):  # the run's own error is the one to report
@@ -200,7 +202,7 @@ def _toolchains(evaluator: Evaluator) -> dict[str, str]:
 
 def _context(run_id: str, run_dir: Path, problem: Problem, evaluator: Evaluator, settings: Settings, engine: str,
              store: RunStore, progress: Progress, lm: BaseLM | None, *, max_iters: int,
-             only_stages: list[str] | None, request: RunRequest) -> RunContext:
+             only_stages: list[str] | None, request: RunRequest, started: float | None = None) -> RunContext:
     from xe_forge.proposers.lower.proposer import candidate_sources
     from xe_forge.proposers.rules.proposer import RulesProposer
 
@@ -223,13 +225,17 @@ def _context(run_id: str, run_dir: Path, problem: Problem, evaluator: Evaluator,
     limit = request.spending_limit()
     if engine != "llm" and limit is not None and limit.unit != "seconds":
         progress.phase("warning", "--budget in dollars or tokens limits LLM calls; the rules engine makes none")
-    deadline = time.monotonic() + limit.amount if limit is not None and limit.unit == "seconds" else None
+    clock = RunClock(limit.amount if limit is not None and limit.unit == "seconds" else
+                     None if limit is not None or request.budget_off() else
+                     default_budget_s(engine, evaluator.measures_speed))
+    clock.started = started if started is not None else clock.started
+    sources = candidate_sources(problem, evaluator, clock)
     return RunContext(run_id=run_id, run_dir=run_dir, problem=problem, evaluator=evaluator, stages=load_stages(),
                       allowance=allowance, target=evaluator.target, toolchain=toolchain, kb=evaluator.kb, store=store,
                       progress=progress, rules=RulesProposer(evaluator.kb, evaluator.target, toolchain), llm=llm,
                       max_iters=max_iters, only_stages=only_stages, kb_budget=settings.kb_budget_tokens, engine=engine,
-                      profiler=_profiler(problem, evaluator, run_dir) if request.profile else None, deadline=deadline,
-                      sources=candidate_sources(problem, evaluator))
+                      profiler=_profiler(problem, evaluator, run_dir) if request.profile else None, clock=clock,
+                      sources=sources)
 
 
 def _profiler(problem: Problem, evaluator: Evaluator, run_dir: Path) -> ProfileSession:

@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 
 from xe_forge.pipeline.analyze import Issue
 from xe_forge.pipeline.cover import StageOutcome
+from xe_forge.pipeline.run_clock import RunClock
 from xe_forge.verify.models import Timing, Verdict
 
 if TYPE_CHECKING:  # run-time objects only; importing them here would load DSPy and the KB for every import
@@ -88,6 +89,6 @@ class RunContext:
     only_stages: list[str] | None = None
     kb_budget: int = 2500
     engine: str = "rules"
-    deadline: float | None = None  # time.monotonic() past which no further stage starts (`--budget 45m`)
+    clock: RunClock = field(default_factory=lambda: RunClock(None))  # the time budget (run_clock.py)
     profiler: ProfileSession | None = None  # `--profile`: the hooks in profile/session.py read it
     sources: dict[SourceName, CandidateSource] = field(default_factory=dict)  # what stages/*.yaml `sources:` name

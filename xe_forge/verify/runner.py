@@ -16,10 +16,11 @@ from typing import Any
 from xe_forge.problem.cases import import_from_path, model_class, module_name
 from xe_forge.verify import guarded
 from xe_forge.verify import protocol as p
-from xe_forge.verify.audit import audit_call, foreign_kernels, kernel_profile
+from xe_forge.verify.audit import audit_call
 from xe_forge.verify.compare import flatten
 from xe_forge.verify.held import HeldOutputs
 from xe_forge.verify.hooks import PatchGuard, count_launches, poisoned_allocations
+from xe_forge.verify.kernel_list import foreign_kernels, kernel_profile
 from xe_forge.verify.model_walk import entry_refusal, load_state, named_state, refusal
 from xe_forge.verify.state_check import write_state
 from xe_forge.verify.subset_rules import mark_user_module

@@ -7,13 +7,16 @@ made (no GPU, no reference, a failed lowering or packaging) it offers nothing an
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from xe_forge.errors import EnvError
 from xe_forge.problem.kernel import Problem
 from xe_forge.proposers.base import CandidateSource, Proposal, StageRequest
+from xe_forge.proposers.lower.budget import DEFAULT_BUDGET_S
 
 if TYPE_CHECKING:
+    from xe_forge.pipeline.run_clock import RunClock
     from xe_forge.stages import SourceName
     from xe_forge.verify.evaluate import Evaluator
 
@@ -25,10 +28,12 @@ RATIONALE = ("TorchInductor's Triton-only lowering of the reference: GEMM/convol
 class LowerProposer:
     source = "lower"
 
-    def __init__(self, problem: Problem, *, device: str = "auto", timeout: float = 1200.0) -> None:
+    def __init__(self, problem: Problem, *, device: str = "auto", timeout: float = 1200.0,
+                 budget: Callable[[float], float | None] | None = None) -> None:
         self.problem = problem
         self.device = device
         self.timeout = timeout
+        self.budget = budget  # the run's clock: autotuning seconds for a lowering started now (None: no time)
         self.skip: str | None = None
         self._offered = False
 
@@ -55,8 +60,12 @@ class LowerProposer:
         if self.problem.reference_is_self:
             self.skip = "no PyTorch reference to lower (the kernel is its own reference)"
             return None
+        budget_s = DEFAULT_BUDGET_S if self.budget is None else self.budget(DEFAULT_BUDGET_S)
+        if budget_s is None:
+            self.skip = "time budget: too little time left to lower the reference and check the port"
+            return None
         try:
-            lowering = lower_problem(self.problem, device=self.device, timeout=self.timeout)
+            lowering = lower_problem(self.problem, device=self.device, timeout=self.timeout, budget_s=budget_s)
         except EnvError as err:
             self.skip = err.message
             return None
@@ -70,6 +79,9 @@ class LowerProposer:
         return packaged.source
 
 
-def candidate_sources(problem: Problem, evaluator: Evaluator) -> dict[SourceName, CandidateSource]:
-    """The named candidate sources a stage may declare (stages/*.yaml `sources:`), one per SourceName."""
-    return {"lower": LowerProposer(problem, device=evaluator.device.kind, timeout=max(evaluator.timeout, 600.0))}
+def candidate_sources(problem: Problem, evaluator: Evaluator,
+                      clock: RunClock | None = None) -> dict[SourceName, CandidateSource]:
+    """The named candidate sources a stage may declare (stages/*.yaml `sources:`), one per SourceName;
+    a run's `clock` bounds the lowering's autotuning by the time the run has left."""
+    return {"lower": LowerProposer(problem, device=evaluator.device.kind, timeout=max(evaluator.timeout, 600.0),
+                                   budget=clock.lowering_budget if clock is not None else None)}
