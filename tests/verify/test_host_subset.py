@@ -105,3 +105,25 @@ def test_the_torch_tables_cover_the_installed_torch():
     names = {n for n in dir(torch.nn.Module) if not n.startswith("__")} | set(vars(torch.nn.Module()))
     assert names <= NN_MODULE_NAMES, names - NN_MODULE_NAMES
     assert path_refusal("torch.nn.functional.gelu") is None and path_refusal("torch.linalg.vecdot") is None
+
+
+def test_a_host_built_tensor_descriptor_is_inside_the_subset(monkeypatch):
+    """`TensorDescriptor.from_tensor` on the host (red team 7, h04, honest) read as "the module ... as a value"
+    when `triton.tools.tensor_descriptor` was not imported yet in the checking process: the path did not
+    resolve and the fallback table took every `triton.tools.*` for a module."""
+    import sys
+
+    import triton.tools
+
+    from xe_forge.verify import host_subset
+
+    monkeypatch.delitem(sys.modules, "triton.tools.tensor_descriptor", raising=False)
+    monkeypatch.delattr(triton.tools, "tensor_descriptor", raising=False)
+    host_subset._resolves_to_module.cache_clear()
+    snippet = ("from triton.tools.tensor_descriptor import TensorDescriptor\n\n\n"
+               "def _desc(t):\n    return TensorDescriptor.from_tensor(t, [16, 16])")
+    text = BASE.replace("\n\nclass ModelNew", "\n\n" + snippet + "\n\n\nclass ModelNew", 1)
+    try:
+        assert check_source(text).findings == []
+    finally:
+        host_subset._resolves_to_module.cache_clear()

@@ -81,8 +81,11 @@ def _resolves_to_module(path: str) -> bool | None:
         return None
     try:
         obj = importlib.import_module(parts[0])
-        for name in parts[1:]:
-            obj = getattr(obj, name)
+        for i, name in enumerate(parts[1:], start=2):
+            if hasattr(obj, name) or not isinstance(obj, types.ModuleType):
+                obj = getattr(obj, name)
+            else:  # a submodule not imported yet (`triton.tools.tensor_descriptor`): the file imports it
+                obj = importlib.import_module(".".join(parts[:i]))
     except Exception:  # an unknown name: not ours to import or guess
         return None
     return isinstance(obj, types.ModuleType)
