@@ -79,3 +79,16 @@ def test_a_jit_body_reaches_only_tritons_own_modules():
     assert "`builtins`" in triton_path_refusal("triton.language.core.builtins.getattr")
     for ok in ("triton.language.load", "triton.language.math.exp", "triton.cdiv", "triton.language.float32"):
         assert triton_path_refusal(ok) is None, ok
+
+
+def test_an_autograd_backward_in_torch_is_honest_and_calling_it_from_forward_is_not(cli_like: Evaluator):
+    """h07 (honest): a Triton forward whose autograd.Function backward is torch, refused statically as torch
+    compute though a backward never runs in a forward. The static scan now leaves `backward` out; a forward
+    that calls it directly to do its GEMM in torch is caught by the run-time audit."""
+    honest = _verdict("h07_autograd_wrapper.py", "76", cli_like, unseen=False)
+    assert honest.passed, honest.feedback()
+    folder = ROOT / "examples" / EXAMPLES["76"]
+    attack = ROOT / "tests" / "verify" / "fixtures" / "autograd" / "backward_window.py"
+    problem = load_problem(attack, folder / "kernel_pytorch.py", folder / "spec.yaml", None)
+    verdict = cli_like.evaluate(problem.kernel.source, problem, allow_torch=declared_allowance(problem), time_it=False)
+    assert not verdict.passed and verdict.stage_failed == "audit", verdict.feedback()
