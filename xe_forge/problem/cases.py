@@ -217,7 +217,8 @@ def spread(shape: Any, gen: Any, lo: float, hi: float) -> Any:
 
 def build_case(module: ModuleType, spec: Spec | None, variant: Variant | None, *, seed: int, device: str,
                dtype: str | None = None, dist: Dist = "problem", offset: float = WIDE_OFFSETS[0],
-               int_highs: dict[str, int] | None = None, scale: tuple[float, float] | None = None) -> Case:
+               int_highs: dict[str, int] | None = None, scale: tuple[float, float] | None = None,
+               zeros: float = 0.0) -> Case:
     """Fresh inputs for one trial: from the spec's shapes, else from the module's get_inputs().
 
     `dist="signed"` replaces every floating input by a standard normal draw of the same shape,
@@ -225,6 +226,8 @@ def build_case(module: ModuleType, spec: Spec | None, variant: Variant | None, *
     `int_highs[name]` the largest bound the reference accepts (the judge probes it: an index drawn only
     from a corner of its range would let a kernel read a corner of its table), else [0, 16).
     `scale` (with `dist="signed"`): the log10 magnitude spread of `spread()` instead of a standard normal.
+    `zeros`: the share of each floating input's elements set to exactly 0 at places drawn from the seed
+    (ReLU outputs, padding: red team 7 a125 read 0.0 inputs as 1.0 and passed, no trial drawing a zero).
     """
     import torch
 
@@ -258,6 +261,9 @@ def build_case(module: ModuleType, spec: Spec | None, variant: Variant | None, *
         if target_dtype is not None:
             inputs = [x.to(target_dtype) if torch.is_tensor(x) and x.is_floating_point() else x for x in inputs]
     inputs = [x.to(device) if torch.is_tensor(x) else x for x in inputs]
+    if zeros > 0:
+        inputs = [x.masked_fill(torch.rand(x.shape, generator=gen, device=device) < zeros, 0.0)
+                  if torch.is_tensor(x) and x.is_floating_point() else x for x in inputs]
     return Case(init_args=list(args), inputs=inputs)
 
 
