@@ -6,7 +6,11 @@ kernels). Closed since, by class:
   launch argument, an autotune Config, a heuristic, a parameter's default, a module global the body
   reads), and at every launch what a Triton object holds must be kernel data too (launch_record.py);
 - a dotted path from `triton` in a jit body stays inside Triton: `triton.language.core.typing.sys` and
-  `...builtins.getattr` reached numpy and the harness's modules from a kernel body (escapes.py).
+  `...builtins.getattr` reached numpy and the harness's modules from a kernel body (escapes.py);
+- exact zeros are drawn: trial 0's inputs have a secret share of zeros (a125 read 0.0 as 1.0), and trial
+  2's storage call runs at pruned weights (a147 read 0.0 weights as 0.5);
+- a call on the same input tensors, untouched, after the weights changed in place (a11: an output cached
+  on the input's identity and `_version`).
 """
 
 from __future__ import annotations
@@ -28,7 +32,9 @@ CLOSED = {"a01_constexpr_callback.py": ("76", "sandbox"), "a02b_autotune_config_
           "a05_global_constexpr.py": ("76", "sandbox"), "a07_softmax_callback.py": ("99", "sandbox"),
           "a10_tuple_constexpr.py": ("76", "sandbox"), "a94_value_cache_host_channel.py": ("76", "sandbox"),
           "a108_real_launch_counter.py": ("76", "sandbox"),
-          "a46b_triton_typing_sys_numpy.py": ("76", "jit-body"), "a99_detect_harness_sysmodules.py": ("76", "jit-body")}
+          "a46b_triton_typing_sys_numpy.py": ("76", "jit-body"), "a99_detect_harness_sysmodules.py": ("76", "jit-body"),
+          "a125_exact_zero_inputs.py": ("76", "inputs"), "a147_exact_zero_weights.py": ("76", "zero-weights"),
+          "a11_weight_blind_cache.py": ("76", "stale-output")}
 HONEST = {"h01_fused_plain.py": "76", "h02_autotune_helpers.py": "76", "h05_online_softmax.py": "99",
           "h10_chunks_heuristics.py": "76", "h12_dataclass_enum_host.py": "76", "h13_reduce_combine.py": "99"}
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import torch
 
-from xe_forge.problem.cases import spread, wide
+from xe_forge.problem.cases import calm_indices, spread, wide
 from xe_forge.verify.compare import compare, fingerprint, fingerprint_matches
 from xe_forge.verify.draws import attempts, signed_state
 from xe_forge.verify.weights import perturbed, positive, varied_floats
@@ -61,7 +61,8 @@ def test_hard_slices_lie_along_every_dim_calm_columns_for_a_batchnorm():
     assert int(calm.sum()) >= 5, "every fourth column is the offset plus a standard normal"
     assert bool((x[:, -1] == 100.0).all()) and bool((x[-1] == 100.0).all()), "a constant slice along each dim"
     rows_std = x.std(dim=1)
-    assert bool((rows_std[1::4][:-1] < 2.0).all()), "the calm rows stay calm where columns cross them"
+    assert len(calm_indices(16, "cpu")) >= 4
+    assert bool((rows_std[calm_indices(16, "cpu")] < 2.0).all()), "the calm rows stay calm where columns cross them"
     y = wide((2, 8, 5, 5), _gen(), 30.0, hard=True)
     assert float(y[:, 1].std()) < 2.0, "a calm channel (a BatchNorm2d's reduction)"
 
@@ -94,8 +95,11 @@ def test_signed_weights_fall_back_to_parameters_then_to_positive_where_the_refer
 
 
 def test_scaled_trials_step_down_to_unit_scale_and_the_problems_own_inputs():
-    assert attempts("signed", "large") == [("signed", 0.0, (2.0, 5.0)), ("signed", 0.0, (1.0, 3.0)),
-                                           ("signed", 100.0, None), ("problem", 0.0, None)]
+    assert attempts("signed", "large") == [("signed", 0.0, (2.0, 5.0), 0.0), ("signed", 0.0, (1.0, 3.0), 0.0),
+                                           ("signed", 100.0, None, 0.0), ("problem", 0.0, None, 0.0)]
+    with_zeros = attempts("problem", "unit", zeros=0.3)
+    assert with_zeros[0] == ("problem", 100.0, None, 0.3) and all(z == 0.0 for *_, z in with_zeros[1:]), \
+        "exact zeros first, the plain draw where the reference refuses them"
     assert attempts("signed", "unit")[0][2] is None and attempts("wide", "unit")[0][0] == "hard"
 
 
@@ -128,6 +132,6 @@ def test_a_draw_that_saturates_the_reference_to_a_constant_is_not_informative():
 
 def test_a_wide_trials_offset_takes_its_sign_from_the_secret_seed_and_tries_the_other():
     up, down = attempts("wide", "unit", seed=0), attempts("wide", "unit", seed=1 << 17)
-    assert up[0] == ("hard", 100.0, None) and down[0] == ("hard", -100.0, None)
-    assert up[1] == ("hard", -100.0, None), "a reference that refuses one sign gets the other"
-    assert all(o < 0 for d, o, _ in down[2:] if d == "wide") and down[-1][0] == "problem"
+    assert up[0] == ("hard", 100.0, None, 0.0) and down[0] == ("hard", -100.0, None, 0.0)
+    assert up[1] == ("hard", -100.0, None, 0.0), "a reference that refuses one sign gets the other"
+    assert all(o < 0 for d, o, *_ in down[2:] if d == "wide") and down[-1][0] == "problem"

@@ -14,7 +14,7 @@ from typing import Any
 from xe_forge.problem.cases import SCALES, WIDE_OFFSETS, model_class
 from xe_forge.verify.weights import perturbed, positive, varied_floats
 
-Attempt = tuple[str, float, "tuple[float, float] | None"]  # (dist, wide offset, log10 magnitude spread)
+Attempt = tuple[str, float, "tuple[float, float] | None", float]  # (dist, wide offset, log10 spread, zeros)
 
 
 def build_reference(module: ModuleType, init: list[Any], weight_seed: int, device: Any,
@@ -53,17 +53,20 @@ def signed_state(initial: dict[str, Any], seed: int, params: set[str],
     return perturbed(initial, seed)
 
 
-def attempts(dist: str, scale: str, seed: int = 0) -> list[Attempt]:
+def attempts(dist: str, scale: str, seed: int = 0, zeros: float = 0.0) -> list[Attempt]:
     """The draws a trial tries in turn: wide ones with their hard slices, then plainer offsets, then signed;
     scaled signed ones down to unit scale; the problem's own inputs last. A wide trial's offset has a
     sign drawn from its secret seed (activations sit far below zero as often as above: a kernel right
     only for positive offsets fails half the checks), and the other sign is tried next where the
-    reference refuses it (a log of the input)."""
-    out: list[Attempt] = [(dist, WIDE_OFFSETS[0], None)]
+    reference refuses it (a log of the input). With `zeros`, the first draw has that share of exact zeros
+    (cases.build_case), kept only where the reference stays finite and stable on them."""
+    out: list[Attempt] = [(dist, WIDE_OFFSETS[0], None, 0.0)]
     if dist == "wide":
         sign = -1.0 if (seed >> 17) & 1 else 1.0
-        out = [("hard", sign * WIDE_OFFSETS[0], None), ("hard", -sign * WIDE_OFFSETS[0], None)] \
-            + [("wide", sign * o, None) for o in WIDE_OFFSETS] + [("signed", 0.0, None)]
+        out = [("hard", sign * WIDE_OFFSETS[0], None, 0.0), ("hard", -sign * WIDE_OFFSETS[0], None, 0.0)] \
+            + [("wide", sign * o, None, 0.0) for o in WIDE_OFFSETS] + [("signed", 0.0, None, 0.0)]
     elif dist == "signed" and scale in SCALES:
-        out = [("signed", 0.0, s) for s in SCALES[scale]] + out
-    return [*out, ("problem", 0.0, None)]
+        out = [("signed", 0.0, s, 0.0) for s in SCALES[scale]] + out
+    if zeros > 0:
+        out = [(out[0][0], out[0][1], out[0][2], zeros), *out]
+    return [*out, ("problem", 0.0, None, 0.0)]

@@ -41,7 +41,7 @@ from xe_forge.verify.shapes import ShapeCase, plan_shapes
 from xe_forge.verify.stability import Float64Reference, conditioned, finite, jittered, stable, varies
 from xe_forge.verify.state_check import Expected, sent_state_findings
 from xe_forge.verify.transport import Shipment, load_outputs
-from xe_forge.verify.weights import with_one_moved
+from xe_forge.verify.weights import pruned, with_one_moved
 
 
 class BadInput(Exception):
@@ -147,6 +147,8 @@ class Judge:
         used = {t.weights for t in req.trials}
         moved = self._signed(ref, case, initial, req.perturb_seed) if used != {"initial"} else initial
         states = {"initial": initial, "perturbed": moved}
+        if "pruned" in used:  # exact zeros in the weights, where the reference stays finite and stable on them
+            states["pruned"] = self._pruned(ref, case, moved, req.perturb_seed)
         for label in used - set(states):  # "perturbed:<entry>": only that entry moved (a diagnosis)
             states[label] = with_one_moved(initial, moved, label.split(":", 1)[1])
         out = p.Prepared(init=str(folder / f"{req.shape}_init.pt"),
@@ -162,10 +164,18 @@ class Judge:
             self.shipment.write(shipped, out.states[label], req.dir)
         if case.int_highs is None:
             case.int_highs = int_highs(prob.spec, case, ref, self.tdev, prob.dtype)
+        made: dict[str, tuple[list[Any], str, tuple, int]] = {}  # trial id -> its inputs, dist, recipe, seed
         for n, trial in enumerate(req.trials):
+            seed = trial.seed
             try:
                 with counted_families() as flops:
-                    inputs, want, dist = self._trial(prob, case, ref, ref_states[trial.weights], trial)
+                    if trial.same in made:  # the runner calls on that trial's tensors again, at these weights
+                        inputs, dist, recipe, seed = made[trial.same]
+                        want = self._reference(ref, ref_states[trial.weights], inputs, case)
+                        self._recipe = (*recipe[:2], ref_states[trial.weights], *recipe[3:])
+                    else:
+                        inputs, want, dist = self._trial(prob, case, ref, ref_states[trial.weights], trial)
+                    made[trial.id] = (inputs, dist, self._recipe, seed)
             except BadInput as exc:
                 return p.Prepared(bad_input=str(exc))
             if n == 0:
@@ -174,7 +184,7 @@ class Judge:
                 out.notes.append(f"{case.info.label}: signed inputs replaced by the problem's own: the reference is "
                                  "not finite on them")
             self.expected.setdefault(req.dir, {})[trial.id] = want
-            self.recipes.setdefault(req.dir, {})[trial.id] = (*self._recipe, trial.seed)
+            self.recipes.setdefault(req.dir, {})[trial.id] = (*self._recipe, seed)
             self.post.setdefault(req.dir, {})[trial.id] = self._post
             self._keep_eager(req.dir, trial.id, ref, ref_states[trial.weights], inputs, case)
             self.weights.setdefault(req.dir, {})[trial.id] = trial.weights
@@ -197,6 +207,21 @@ class Judge:
             return finite(want) and self._stable(ref, want, moved, inputs, prob)
 
         return signed_state(initial, seed, {k for k, _ in ref.named_parameters()}, accepts)
+
+    def _pruned(self, ref: Any, case: ShapeCase, moved: dict[str, Any], seed: int) -> dict[str, Any]:
+        """The perturbed weights with exact zeros (weights.pruned), where the reference stays finite and stable
+        on signed inputs at them; else the perturbed ones."""
+        prob = self._problem()
+        zeroed = pruned(moved, seed ^ 0x2E205, {k for k, _ in ref.named_parameters()})
+        try:
+            inputs = build_case(case.module, prob.spec, case.variant, seed=seed, device=self.tdev, dtype=prob.dtype,
+                                dist="signed", int_highs=case.int_highs).inputs
+            want = self._reference(ref, zeroed, inputs, case)
+            if finite(want) and self._stable(ref, want, zeroed, inputs, prob):
+                return zeroed
+        except Exception:
+            pass
+        return moved
 
     def _keep_eager(self, folder: str, key: str, ref: Any, state: dict[str, Any], inputs: list[Any],
                     case: ShapeCase) -> None:
@@ -223,27 +248,28 @@ class Judge:
         reference is finite, stable and not saturated to a constant (stability.py), then fall back to
         signed; signed ones at a small or large magnitude (cases.SCALES) step down the same way, to unit
         scale."""
-        for attempt, offset, scale in attempts(trial.dist, trial.scale, trial.seed):
+        for attempt, offset, scale, zeros in attempts(trial.dist, trial.scale, trial.seed, trial.zeros):
             try:
                 inputs = build_case(case.module, prob.spec, case.variant, seed=trial.seed, device=self.tdev,
                                     dtype=prob.dtype, dist=attempt, offset=offset, int_highs=case.int_highs,
-                                    scale=scale).inputs
+                                    scale=scale, zeros=zeros).inputs
             except Exception as exc:
                 raise BadInput(f"cannot build inputs for {case.info.label}: {describe(exc)}") from exc
-            checked = attempt in ("wide", "hard") or scale is not None  # far from unit scale: the reference too
+            # far from unit scale, or exact zeros (a log of the input): the reference must judge them too
+            checked = attempt in ("wide", "hard") or scale is not None or zeros > 0
             try:
                 want = self._reference(ref, state, inputs, case)
             except BadInput:
                 if scale is None:
                     raise
                 continue
-            if attempt == "problem" or finite(want) and (not checked or varies(want)
+            if attempt == "problem" and not zeros or finite(want) and (not checked or varies(want)
                                                         and self._stable(ref, want, state, inputs, prob)):
                 layout = None
                 if trial.layout:
                     inputs, want, layout = self._strided(ref, state, inputs, want, case, trial.layout, prob)
                 # how to draw these values again: the float64 truth is computed only where a comparison fails
-                self._recipe = (case, ref, state, dict(dist=attempt, offset=offset, scale=scale), layout)
+                self._recipe = (case, ref, state, dict(dist=attempt, offset=offset, scale=scale, zeros=zeros), layout)
                 return inputs, want, "wide" if attempt == "hard" else attempt
         raise AssertionError("unreachable")
 

@@ -85,6 +85,8 @@ class TrialPlan(BaseModel):
     seed: int
     layout: str | None = None  # non-contiguous storage (problem/layouts.py), where the reference accepts it
     scale: Literal["unit", "small", "large"] = "unit"  # signed inputs at 1e-3, or spread up to 1e5 (cases.SCALES)
+    zeros: float = 0.0  # the share of input elements drawn as exact zeros, where the reference allows it
+    same: str | None = None  # the inputs of this earlier trial, as they are (the runner calls on its tensors again)
 
 
 class Prepare(BaseModel):
@@ -187,6 +189,7 @@ class CallPlan(BaseModel):
     output: str
     check_inputs: bool = False  # the harness compares the inputs after the call with a copy taken before
     reuse: str | None = None  # copy these values into the input tensors of this earlier call
+    again: bool = False  # with `reuse`: call on that call's input tensors as they stand (no copy, same _version)
     ghost: bool = False  # every Triton launch a no-op
     # how the call runs, drawn in secret per call so no observable tells a checked call from production
     grad: Literal["off", "on", "inference"] = "off"  # torch.no_grad, torch.enable_grad or torch.inference_mode

@@ -200,13 +200,16 @@ class Runner:
         if model is None:
             return p.Ran(build_failure=failure, build_line=line)
         self.model, self.kept = model, {}
+        self.called: dict[str, list[Any]] = {}  # call id -> the objects its forward got (a grad-tracked view too)
         reply = p.Ran()
         held = HeldOutputs()  # every checked call's outputs, held as a caller holds them (held.py)
         for call in req.calls:
             load_state(model, state(call.state), pairs)
             inputs = [x.to(self.tdev) if torch.is_tensor(x) else x
                       for x in load_shipped(call.inputs, self.tdev)]
-            if call.reuse is not None:
+            if call.reuse is not None and call.again:  # the very objects that call's forward got, untouched
+                inputs = self.called[call.reuse]
+            elif call.reuse is not None:
                 with torch.no_grad():
                     for x, y in zip(self.kept[call.reuse], inputs, strict=False):
                         if torch.is_tensor(x):
@@ -221,7 +224,9 @@ class Runner:
                     continue
                 load_state(model, state(call.state), pairs)  # the compared call starts from the sent weights
             before = [x.clone() if torch.is_tensor(x) else x for x in inputs] if call.check_inputs else None
-            result, out = self.invoke(model, tracked(inputs, call), call.id, ghost=call.ghost, allowed=req.allowed, profile=profile,
+            args = inputs if call.again else tracked(inputs, call)
+            self.called[call.id] = args
+            result, out = self.invoke(model, args, call.id, ghost=call.ghost, allowed=req.allowed, profile=profile,
                                       path=self.paths.get(req.role), grad=call.grad, poison=call.poison)
             if out is not None and not call.ghost:
                 result.state = write_state(model, pairs, call.output, ipc=self.tdev.startswith("cuda"))

@@ -67,6 +67,8 @@ class Plan:
     reuse: str | None = None
     layout: str | None = None  # inputs in non-contiguous storage (problem/layouts.py): a kernel must honour strides
     scale: str = "unit"  # signed inputs at a small or large magnitude (cases.SCALES), as the reference allows
+    zeros: bool = False  # a secret share of the inputs exact zeros (ReLU outputs, padding), as the reference allows
+    again: bool = False  # with `reuse`: the same input tensors as they stand, at other weights (an optimizer step)
 
 
 def plans(trials: int, *, full: bool, unseen: bool, layout: str | None = "transposed") -> list[Plan]:
@@ -78,11 +80,16 @@ def plans(trials: int, *, full: bool, unseen: bool, layout: str | None = "transp
         # trial 2 (and every third after it): the wide inputs real models produce
         out.append(Plan(f"t{k}", f"trial {k}", "initial" if k % 3 == 0 else "perturbed",
                         "signed" if k % 2 else ("wide" if k % 3 == 2 else "problem"),
-                        layout=layout if k == 1 else None, scale="large" if k == 1 else "unit"))
+                        layout=layout if k == 1 else None, scale="large" if k == 1 else "unit", zeros=k == 0))
         if k == 0 and full:
             out.append(Plan("s0", "same storage, new values", "initial", "signed", reuse="t0", scale="small"))
-        if k == 2 and full:  # a fourth call at a scale where a dropped term shows: one per grad mode (_modes)
-            out.append(Plan("s2", "trial 2's storage, new values", "perturbed", "signed", reuse="t2"))
+        if k == 2 and full:  # a fourth call at a scale where a dropped term shows: one per grad mode (_modes);
+            # its weights pruned (exact zeros, weights.pruned), then the same tensors again at the initial
+            # weights, as after an optimizer step on the same batch: an output cached on the input's identity
+            # and version is stale there (red team 7, a11)
+            out.append(Plan("s2", "trial 2's storage, new values", "pruned", "signed", reuse="t2"))
+            out.append(Plan("k2", "the same input tensors, new weights", "initial", "signed", reuse="s2",
+                            again=True))
     return out
 
 
@@ -192,7 +199,8 @@ class ShapeCheck:
         request = p.Prepare(shape=info.key, dir=str(self.folder), weight_seed=seeds["weight"],
                             perturb_seed=seeds["perturb"],
                             trials=[p.TrialPlan(id=t.id, weights=t.weights, dist=t.dist, seed=self.draw(),
-                                                layout=t.layout, scale=t.scale)
+                                                layout=t.layout, scale=t.scale, same=t.reuse if t.again else None,
+                                                zeros=0.1 + 0.4 * self.draw() / float(1 << 62) if t.zeros else 0.0)
                                     for t in todo])
         prep = answer(self.judge.call(request, p.Prepared))
         if prep.bad_input:
@@ -202,7 +210,7 @@ class ShapeCheck:
 
     def _call(self, info: p.ShapeInfo, prep: p.Prepared, t: Plan) -> p.CallPlan:
         return p.CallPlan(id=t.id, state=prep.states[t.weights], inputs=prep.inputs[t.id], reuse=t.reuse,
-                          output=str(self.folder / f"{info.key}_out_{t.id}.pt"),
+                          again=t.again, output=str(self.folder / f"{info.key}_out_{t.id}.pt"),
                           check_inputs=True)
 
     def _trials(self, report: CorrectnessReport, todo: list[Plan], results: dict[str, p.CallResult],
@@ -233,7 +241,18 @@ class ShapeCheck:
                                        hint="allocate each call's output afresh (torch.empty per call)")
                                for m in call.reused]
             trial.passed = got.passed and not call.mutated and not call.reused
-            if t.reuse and not got.passed and got.comparisons:
+            if t.again and not got.passed and got.comparisons:
+                trial.findings.append(Finding(check="stale-output", message="a call on the same input tensors "
+                                              "(unchanged) after the weights changed in place returned a wrong "
+                                              "result (output cached on the input's identity or version?)",
+                                              hint="a cache must follow the weights too: an optimizer step "
+                                                   "changes them in place between calls on one batch"))
+            elif t.weights == "pruned" and not got.passed and got.comparisons:
+                trial.findings.append(Finding(check="zero-weights", message="wrong at weights with exact zeros "
+                                              "(a secret share of each weight pruned, a bias possibly all zero) "
+                                              "where the same weights without them pass",
+                                              hint="pruned and zero-initialised weights are ordinary values"))
+            elif t.reuse and not got.passed and got.comparisons:
                 small = " (signed, at magnitudes near 1e-3)" if t.scale == "small" else ""
                 trial.findings.append(Finding(check="stale-output", message="a second call on the same input storage "
                                               f"with new values{small} returned a wrong result (output cached on "
@@ -314,7 +333,7 @@ class ShapeCheck:
     def _diagnose(self, report: CorrectnessReport, info: p.ShapeInfo, prep: p.Prepared, todo: list[Plan]) -> None:
         """Which state entry, moved alone, makes the candidate wrong: the parameter it ignores."""
         passed_inputs = {t.inputs for t in report.trials if t.weights == "initial"}
-        failed = next(t for t in todo if t.weights == "perturbed" and not _trial(report, t.label).passed
+        failed = next(t for t in todo if t.weights in ("perturbed", "pruned") and not _trial(report, t.label).passed
                       and t.dist in passed_inputs)
         names = prep.params[:MAX_DIAGNOSED]
         probe = [Plan("d0", "initial", "initial", failed.dist)]
@@ -361,7 +380,7 @@ def _trial(report: CorrectnessReport, label: str) -> TrialResult:
 
 def _perturbed_only_failure(report: CorrectnessReport) -> bool:
     initial = [t for t in report.trials if t.weights == "initial"]
-    moved = [t for t in report.trials if t.weights == "perturbed"]
+    moved = [t for t in report.trials if t.weights in ("perturbed", "pruned")]
     passed_inputs = {t.inputs for t in initial}  # wrong only where the weights moved, on inputs that passed
     return (not report.findings and bool(initial) and all(t.passed for t in initial)
             and any(not t.passed and t.comparisons and t.inputs in passed_inputs for t in moved))

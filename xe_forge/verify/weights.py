@@ -103,3 +103,27 @@ def pair_tensors(ref_sd: dict[str, Any], cand_sd: dict[str, Any]) -> list[tuple[
             pairs.append((rname, match))
             rest_cand.remove(match)
     return pairs
+
+
+ZERO_FRACTIONS = (0.1, 0.5)  # the share of a weight's entries a pruned state zeroes, drawn in this range
+
+
+def pruned(state: dict[str, Any], seed: int, params: set[str]) -> dict[str, Any]:
+    """A copy of `state` with exact zeros, as pruned and zero-initialised models have (red team 7, a147: a
+    kernel read 0.0 weights as 0.5 and passed, no trial having a zero weight): each floating parameter
+    of two or more entries has a secret share of them (ZERO_FRACTIONS) set to 0, and a parameter named
+    like a bias is zero throughout with a secret coin per entry (a zero-initialised bias). Buffers
+    (running statistics) keep their values. Drawn from `seed`, so a kernel cannot know which entries."""
+    import torch
+
+    gen = torch.Generator().manual_seed(seed)
+    out = dict(state)
+    for name in sorted(state):
+        t = state[name]
+        if name not in params or not torch.is_tensor(t) or not t.is_floating_point() or t.numel() < 2:
+            continue
+        share = ZERO_FRACTIONS[0] + (ZERO_FRACTIONS[1] - ZERO_FRACTIONS[0]) * float(torch.rand(1, generator=gen))
+        whole = name.rsplit(".", 1)[-1].startswith("bias") and bool(torch.rand(1, generator=gen) < 0.5)
+        keep = torch.rand(t.shape, generator=gen) >= (1.0 if whole else share)
+        out[name] = torch.where(keep.to(t.device), t, torch.zeros((), dtype=t.dtype, device=t.device))
+    return out
