@@ -11,7 +11,7 @@ import pytest
 
 from xe_forge.config import RunOptions
 from xe_forge.pipeline.cover import run_stage
-from xe_forge.pipeline.run_clock import DEFAULT_GPU_SECONDS, RunClock, default_budget_s
+from xe_forge.pipeline.run_clock import COMPILE_S, DEFAULT_GPU_SECONDS, RunClock, default_budget_s
 from xe_forge.proposers.base import Proposal, StageRequest
 from xe_forge.stages import StageSpec
 from xe_forge.verify.models import Verdict
@@ -41,10 +41,13 @@ def test_the_final_check_has_its_room_and_a_candidate_starts_only_where_one_more
     assert clock.stage_stop() == "time budget spent"
 
 
-def test_a_slow_input_leaves_the_stages_half_the_budget():
+def test_a_slow_input_leaves_the_stages_half_the_budget_and_a_timed_final_compiles_too():
     clock = RunClock(100.0, now=FakeTime())
     clock.saw_input_check(200.0)
     assert clock.final_s == 50.0
+    timed = RunClock(150.0, now=FakeTime())
+    timed.saw_input_check(10.0, timed=True)
+    assert timed.final_s == 15.0 + COMPILE_S
 
 
 def test_the_lowering_gets_a_share_of_what_is_left_and_none_when_too_little():

@@ -56,7 +56,7 @@ def baseline_node(state: ForgeState, runtime: Runtime[RunContext]) -> Update:
         raise InputError(f"the input kernel fails against its reference: {reasons}",
                          hint=f"its check was killed at {ctx.evaluator.timeout:g} s: {RAISE_TIMEOUT}"
                          if timed_out(verdict) else "xe-forge optimizes correct kernels; `xe-forge check` shows the full verdict")
-    ctx.clock.saw_input_check(verdict.seconds)
+    ctx.clock.saw_input_check(verdict.seconds, timed=ctx.evaluator.measures_speed)
     if ctx.clock.budget_s is not None:
         ctx.progress.phase("budget", f"the run ends within {ctx.clock.describe()} (--budget; {ctx.clock.final_s:.0f} s "
                                      "kept for the final check)")

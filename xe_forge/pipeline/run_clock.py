@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 DEFAULT_GPU_SECONDS = 150.0  # issue 25: an optimize at default settings ends within 150 s on one GPU
 FINAL_FACTOR = 1.5  # the final check: unseen shapes plus one timing against up to four sides
 FINAL_FLOOR_S = 10.0
+COMPILE_S = 20.0  # a timed final also compiles the reference with torch.compile (one side it is timed against)
 LOWERING_SHARE = 0.35  # of the time left after the final's room, for TorchInductor's autotuning
 LOWERING_FLOOR_S = 5.0  # below this the lowering is not started: it would be cut before measuring anything
 
@@ -48,10 +49,11 @@ class RunClock:
             return None
         return self.started + self.budget_s - self.final_s - self.now()
 
-    def saw_input_check(self, seconds: float) -> None:
-        """The input's check is the run's first measured evaluation: the final check's room, and the first
-        estimate of a candidate's cost (a candidate is checked the same way, and also timed)."""
-        self.final_s = max(FINAL_FLOOR_S, FINAL_FACTOR * seconds)
+    def saw_input_check(self, seconds: float, timed: bool = False) -> None:
+        """The input's check is the run's first measured evaluation: the final check's room (`timed`: the
+        final is timed against torch.compile too, whose compile the input's check never paid), and the
+        first estimate of a candidate's cost (a candidate is checked the same way, and also timed)."""
+        self.final_s = max(FINAL_FLOOR_S, FINAL_FACTOR * seconds + (COMPILE_S if timed else 0.0))
         if self.budget_s is not None:  # never more than half the budget: a slow input must leave stages room
             self.final_s = min(self.final_s, 0.5 * self.budget_s)
         self.slowest_s = max(self.slowest_s, seconds)
