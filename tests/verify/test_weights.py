@@ -34,7 +34,7 @@ def test_honest_ports_pass_at_initial_and_perturbed_weights(kernel: str, evaluat
     verdict = evaluator.evaluate(kb(kernel).kernel.source, kb(kernel), allow_torch={"self.conv"}, unseen=True)
     assert verdict.passed, verdict.feedback()
     trials = verdict.correctness[0].trials
-    assert {t.weights for t in trials} == {"initial", "perturbed"}
+    assert {t.weights for t in trials} == {"initial", "perturbed", "pruned"}  # pruned: exact zeros (rule 8b)
     assert {t.inputs for t in trials} == {"problem", "signed", "wide"}
 
 

@@ -168,18 +168,20 @@ class Judge:
         for n, trial in enumerate(req.trials):
             seed = trial.seed
             try:
-                with counted_families() as flops:
-                    if trial.same in made:  # the runner calls on that trial's tensors again, at these weights
-                        inputs, dist, recipe, seed = made[trial.same]
-                        want = self._reference(ref, ref_states[trial.weights], inputs, case)
-                        self._recipe = (*recipe[:2], ref_states[trial.weights], *recipe[3:])
-                    else:
-                        inputs, want, dist = self._trial(prob, case, ref, ref_states[trial.weights], trial)
-                    made[trial.id] = (inputs, dist, self._recipe, seed)
+                if trial.same in made:  # the runner calls on that trial's tensors again, at these weights
+                    inputs, dist, recipe, seed = made[trial.same]
+                    want = self._reference(ref, ref_states[trial.weights], inputs, case)
+                    self._recipe = (*recipe[:2], ref_states[trial.weights], *recipe[3:])
+                else:
+                    inputs, want, dist = self._trial(prob, case, ref, ref_states[trial.weights], trial)
+                made[trial.id] = (inputs, dist, self._recipe, seed)
+                if n == 0:  # the budget of allowed torch work where no input kernel sets one: one forward's own
+                    # (a trial may run the reference again to judge its stability; those runs are not its work)
+                    with counted_families() as flops:
+                        self._reference(ref, ref_states[trial.weights], inputs, case)
+                    out.reference_flops = flops
             except BadInput as exc:
                 return p.Prepared(bad_input=str(exc))
-            if n == 0:
-                out.reference_flops = flops  # the budget of allowed torch work where no input kernel sets one
             if dist != trial.dist:
                 out.notes.append(f"{case.info.label}: signed inputs replaced by the problem's own: the reference is "
                                  "not finite on them")
