@@ -91,7 +91,7 @@ def test_the_stages_after_a_port_tune_the_port(tmp_path: Path, monkeypatch: pyte
     (problem / "kernel_pytorch.py").write_text(reference(GEMM).read_text())
     (problem / "spec.yaml").write_text(spec(GEMM).read_text())
     code = port_source()
-    monkeypatch.setattr(lower, "candidate_sources", lambda problem, evaluator: {"lower": RecordedPort(code)})
+    monkeypatch.setattr(lower, "candidate_sources", lambda problem, evaluator, budget=None: {"lower": RecordedPort(code)})
     request = RunRequest(kernel=str(problem / "kernel.py"), device="cpu", engine="rules", target="nvidia-sm90",
                          stages=None, max_iters=2, run_dir=tmp_path / "runs")
     result = optimize(request, Settings(_env_file=None), progress=Progress(quiet=True))

@@ -229,7 +229,7 @@ def _context(run_id: str, run_dir: Path, problem: Problem, evaluator: Evaluator,
                      None if limit is not None or request.budget_off() else
                      default_budget_s(engine, evaluator.measures_speed))
     clock.started = started if started is not None else clock.started
-    sources = candidate_sources(problem, evaluator, clock)
+    sources = candidate_sources(problem, evaluator, clock.lowering_budget)
     return RunContext(run_id=run_id, run_dir=run_dir, problem=problem, evaluator=evaluator, stages=load_stages(),
                       allowance=allowance, target=evaluator.target, toolchain=toolchain, kb=evaluator.kb, store=store,
                       progress=progress, rules=RulesProposer(evaluator.kb, evaluator.target, toolchain), llm=llm,

@@ -16,7 +16,6 @@ from xe_forge.proposers.base import CandidateSource, Proposal, StageRequest
 from xe_forge.proposers.lower.budget import DEFAULT_BUDGET_S
 
 if TYPE_CHECKING:
-    from xe_forge.pipeline.run_clock import RunClock
     from xe_forge.stages import SourceName
     from xe_forge.verify.evaluate import Evaluator
 
@@ -80,8 +79,8 @@ class LowerProposer:
 
 
 def candidate_sources(problem: Problem, evaluator: Evaluator,
-                      clock: RunClock | None = None) -> dict[SourceName, CandidateSource]:
+                      budget: Callable[[float], float | None] | None = None) -> dict[SourceName, CandidateSource]:
     """The named candidate sources a stage may declare (stages/*.yaml `sources:`), one per SourceName;
-    a run's `clock` bounds the lowering's autotuning by the time the run has left."""
+    `budget` (the run clock's `lowering_budget`) bounds the lowering's autotuning by the time the run has left."""
     return {"lower": LowerProposer(problem, device=evaluator.device.kind, timeout=max(evaluator.timeout, 600.0),
-                                   budget=clock.lowering_budget if clock is not None else None)}
+                                   budget=budget)}
