@@ -76,3 +76,16 @@ def test_a_reference_constant_in_its_inputs_and_weights_cannot_verify(evaluator:
         assert not verdict.passed and verdict.stage_failed == "unverifiable", verdict.feedback()
         assert not verdict.bad_input, "the problem runs: exit 1, not 2"
         assert "cannot verify" in finding(verdict, "unverifiable").message
+
+
+def test_a_buffer_the_fp32_reference_misses_is_judged_by_the_float64_truth(evaluator: Evaluator):
+    """The fp32 contract holds for state as for outputs: where the fp32 reference's own update cancels
+    (a running mean of large GEMM outputs in CI; here a total passed through 1e8), a candidate whose buffer
+    matches the float64 reference passes, and one that leaves it untouched still fails."""
+    verdict = evaluator.evaluate(source("cancel/good.py"), problem("cancel"))
+    assert verdict.passed, verdict.feedback()
+    skipped = source("cancel/good.py").replace("tl.store(t_ptr + cols, tl.load(t_ptr + cols, mask=cm, other=0.0) + acc",
+                                               "tl.store(t_ptr + cols, tl.load(t_ptr + cols, mask=cm, other=0.0) + 0.0 * acc")
+    verdict = evaluator.evaluate(skipped, problem("cancel"))
+    failed(verdict, "correctness")
+    assert "total" in finding(verdict, "state").message
