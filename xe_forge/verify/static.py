@@ -16,6 +16,7 @@ import tokenize
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from xe_forge.verify.backward_only import backward_only, enclosing_chains, inside
 from xe_forge.verify.escapes import (
     bind_module_names,
     dotted,
@@ -115,9 +116,10 @@ def check_source(source: str, *, allow: Iterable[str] | None = None, record_only
     submodules = _submodules(model, aliases)
     jit_ids = {id(b) for b in bodies.values() if b is not None}
     classes = {n.name: n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
-    backward = _autograd_backwards(tree, aliases)
+    backward = backward_only(tree, aliases)  # the training path's own code (backward_only.py)
+    chains = enclosing_chains(tree)
     for fn in _forward_time_functions(tree, jit_ids):
-        if id(fn) not in backward:
+        if id(fn) not in backward and not inside(fn, backward, chains):
             _scan_function(fn, result, aliases, submodules, allowed, lambda recv: python_receiver(recv, tree, classes))
     result.launches = _launch_sites(tree)
     if record_only:
@@ -137,7 +139,7 @@ def check_source(source: str, *, allow: Iterable[str] | None = None, record_only
     _check_model_bases(model, result)
     _check_rebinding(tree, model, result)
     _check_fallbacks(tree, jit_ids, result)
-    subset = subset_findings(tree, source, jit_ids, aliases, frozenset(a.strip() for a in allow))
+    subset = subset_findings(tree, source, jit_ids, aliases, frozenset(a.strip() for a in allow), backward)
     aliases = bind_module_names(tree, dict(aliases))
     result.findings += escape_findings(tree, aliases, allow)
     flagged = {f.line for f in result.findings}
@@ -287,18 +289,6 @@ def _forward_time_functions(tree: ast.Module, jit_ids: set[int]) -> list[ast.Fun
             if getattr(node, "name", "") in SETUP_FUNCTIONS:
                 continue
             out.append(node)
-    return out
-
-
-def _autograd_backwards(tree: ast.Module, aliases: dict[str, str]) -> set[int]:
-    """The `backward` methods of the file's torch.autograd.Function classes: torch there is a training
-    path's own (red team 7 h07, honest: a Triton forward with its gradient in torch), and it never runs in
-    a forward. A forward that reaches it anyway (autograd is refused in host code; a direct call runs its
-    torch ops under the dispatch audit) is judged at run time like any other torch work."""
-    out: set[int] = set()
-    for cls in ast.walk(tree):
-        if isinstance(cls, ast.ClassDef) and any(dotted(b, aliases) == "torch.autograd.Function" for b in cls.bases):
-            out |= {id(f) for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "backward"}
     return out
 
 

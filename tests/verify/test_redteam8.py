@@ -1,0 +1,81 @@
+"""Red team 8's corpus (written against the verifier after red team 7's fixes, from docs/VERIFIER.md,
+docs/SPEC.md, examples/ and xe_forge/ only; redteam/red8/RESULTS.md has its 37 attacks and 15 honest
+kernels). Closed since, by class:
+
+- backward-only code (backward_only.py): an autograd.Function's `backward`, and module-level helpers
+  only it reaches, are the training path's own; a recompute backward may switch grad on and call
+  `torch.autograd.grad` there (h13, h13b were refused); forward-time code is scanned as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from xe_forge.problem.kernel import load_problem
+from xe_forge.verify.evaluate import Evaluator, declared_allowance
+from xe_forge.verify.static import check_source
+
+ROOT = Path(__file__).resolve().parents[2]
+CORPUS = ROOT / "redteam" / "red8"
+AUTOGRAD = ROOT / "tests" / "verify" / "fixtures" / "autograd"
+EXAMPLES = {"76": "76_Gemm_Add_ReLU", "99": "99_Matmul_GELU_Softmax", "1": "1_Conv2D_ReLU_BiasAdd",
+            "29": "29_Matmul_Mish_Mish", "41": "41_Gemm_BatchNorm_GELU_ReLU"}
+
+
+@pytest.fixture(scope="module")
+def cli_like() -> Iterator[Evaluator]:
+    with Evaluator("cpu", timeout=300, trials=3) as ev:
+        yield ev
+
+
+def _verdict(path: Path, example: str, evaluator: Evaluator, unseen: bool = False):
+    folder = ROOT / "examples" / EXAMPLES[example]
+    problem = load_problem(path, folder / "kernel_pytorch.py", folder / "spec.yaml", None)
+    return evaluator.evaluate(problem.kernel.source, problem, allow_torch=declared_allowance(problem),
+                              unseen=unseen, time_it=False)
+
+
+def _static(source: str) -> list[tuple[str, str]]:
+    return [(f.check, f.message) for f in check_source(source).findings]
+
+
+# ---------------------------------------------------------------- 1. backward-only code
+
+
+@pytest.mark.parametrize("name", ["h13_autograd29.py", "h13b_autograd29_manual.py"])
+def test_a_recompute_or_analytic_backward_in_torch_is_honest(name: str):
+    """h13 recomputes under `torch.enable_grad()` + `torch.autograd.grad`, h13b calls a module-level helper
+    `_dmish` only its backward calls: both were refused statically, though backward never runs in a forward."""
+    assert _static((CORPUS / name).read_text()) == []
+
+
+def test_a_backward_helper_that_forward_also_calls_is_forward_time_code():
+    """`_mish_t` is called by backward and by forward (the second Mish done in torch): it is scanned."""
+    found = _static((AUTOGRAD / "helper_in_forward.py").read_text())
+    assert any(check == "torch-compute" and "torch.tanh" in msg for check, msg in found), found
+    assert not any("torch.sigmoid" in msg for _, msg in found)  # `_dmish` stays backward-only
+
+
+def test_grad_switches_are_allowed_in_backward_only_code_and_nowhere_else():
+    base = (CORPUS / "h13_autograd29.py").read_text()
+    in_forward = base.replace(
+        "        return LinearMishMish.apply(x, self.linear.weight, self.linear.bias)",
+        "        with torch.enable_grad():\n"
+        "            return LinearMishMish.apply(x, self.linear.weight, self.linear.bias)")
+    assert any("torch.enable_grad" in msg for _, msg in _static(in_forward))
+    helper = base.replace("def _launch(x, w, b):", "def _grads(y, xs, g):\n"
+                          "    return torch.autograd.grad(y, xs, g)\n\n\ndef _launch(x, w, b):")
+    helper = helper.replace("gx, gw, gb = torch.autograd.grad(y, (xx, ww, bb), g)", "gx, gw, gb = _grads(y, (xx, ww, bb), g)")
+    assert _static(helper) == []  # a helper only backward calls may differentiate
+    leaked = helper.replace("    def forward(self, x):\n", "    def forward(self, x):\n        _grads(x, (x,), x)\n")
+    assert any("torch.autograd.grad" in msg for _, msg in _static(leaked))
+
+
+def test_backward_only_code_forward_reaches_anyway_is_judged_by_the_audit(cli_like: Evaluator):
+    """Forward calls the Function's `backward` directly, whose helper does the second Mish in torch: the
+    static scan leaves both out, and the dispatch audit, the authority, refuses the work."""
+    verdict = _verdict(AUTOGRAD / "backward_helper_window.py", "29", cli_like)
+    assert not verdict.passed and verdict.stage_failed == "audit", verdict.feedback()
