@@ -4,7 +4,9 @@ kernels). Closed since, by class:
 
 - backward-only code (backward_only.py): an autograd.Function's `backward`, and module-level helpers
   only it reaches, are the training path's own; a recompute backward may switch grad on and call
-  `torch.autograd.grad` there (h13, h13b were refused); forward-time code is scanned as before.
+  `torch.autograd.grad` there (h13, h13b were refused); forward-time code is scanned as before;
+- a torch function held as a value is refused as its call is (torch_names.reference_sites): a module-level
+  `_q = torch.is_autocast_enabled` called in forward branched on a global mode no audit sees (a01b, a19b).
 """
 
 from __future__ import annotations
@@ -79,3 +81,37 @@ def test_backward_only_code_forward_reaches_anyway_is_judged_by_the_audit(cli_li
     static scan leaves both out, and the dispatch audit, the authority, refuses the work."""
     verdict = _verdict(AUTOGRAD / "backward_helper_window.py", "29", cli_like)
     assert not verdict.passed and verdict.stage_failed == "audit", verdict.feedback()
+
+
+# ---------------------------------------------------------------- 2. a refused torch function held as a value
+
+
+@pytest.mark.parametrize("name, op", [("a01b_autocast_alias.py", "torch.is_autocast_enabled"),
+                                      ("a19b_determ_alias.py", "torch.are_deterministic_algorithms_enabled")])
+def test_a_refused_torch_function_held_as_a_value_is_refused_as_its_call(name: str, op: str):
+    found = _static((CORPUS / name).read_text())
+    assert ("torch-compute", f"reference to `{op}` does work in torch instead of a Triton kernel") in found, found
+
+
+@pytest.mark.parametrize("spelling", [
+    "from torch import is_autocast_enabled as _ae\n_autocast_on = _ae\n",
+    "_autocast_on = getattr(torch, 'is_autocast_enabled')\n",
+    "_autocast_on = [torch.is_autocast_enabled][0]\n",
+    "def _autocast_on(f=torch.is_autocast_enabled):\n    return f()\n",
+])
+def test_every_load_of_a_refused_path_is_refused(spelling: str):
+    """Any way to hold the function (an imported name, a literal getattr, a display, a default argument)
+    is the reference, wherever it stands: module level, a class body, `__init__`."""
+    text = (CORPUS / "a01b_autocast_alias.py").read_text()
+    text = text.replace("_autocast_on = torch.is_autocast_enabled\n", spelling)
+    assert spelling in text
+    found = [c for c, m in _static(text) if "is_autocast_enabled" in m]
+    assert found == ["torch-compute"], _static(text)
+
+
+def test_allowed_torch_names_and_non_functions_stay_free_to_hold():
+    """dtypes, classes and the allowed functions (`torch.float32`, `torch.dtype`, `torch.no_grad`) are not
+    torch work to hold; the honest corpus of red team 8 still passes the static scan."""
+    text = (CORPUS / "h00_base76.py").read_text() + (
+        "\n_DT = torch.float32\n_T = torch.dtype\n_NG = torch.no_grad\n_E = torch.empty\n")
+    assert _static(text) == []
