@@ -90,6 +90,19 @@ def test_every_shape_runs_both_grad_modes_one_unpoisoned_call_and_one_late_call(
     assert late[0].id not in reuse  # warm calls before a reuse call would flush a cache keyed on the input storage
 
 
+@pytest.mark.parametrize("seed", range(8))
+def test_a_call_made_again_runs_as_the_call_it_repeats(seed: int):
+    """The same call twice (red team 8, a09b) differs from the first in nothing a cache could key on."""
+    calls = [p.CallPlan(id="t0", state="s", inputs="i", output="o"),
+             p.CallPlan(id="k2", state="s", inputs="i", output="o", reuse="t0", again=True),
+             p.CallPlan(id="r2", state="s", inputs="i", output="o", reuse="k2", again=True, reload=False)]
+    check = ShapeCheck.__new__(ShapeCheck)
+    check.draw = _Draws(seed)
+    check._modes(calls, unpoisoned=False, large=set())
+    k2, r2 = calls[1], calls[2]
+    assert (r2.grad, r2.input_grad, r2.poison, r2.warm) == (k2.grad, k2.input_grad, k2.poison, 0)
+
+
 def test_an_unseen_shape_picked_unpoisoned_runs_its_call_unpoisoned():
     calls = [p.CallPlan(id="u0", state="s", inputs="i", output="o"),
              p.CallPlan(id="ghost", state="s", inputs="i", output="o", ghost=True)]

@@ -6,7 +6,9 @@ kernels). Closed since, by class:
   only it reaches, are the training path's own; a recompute backward may switch grad on and call
   `torch.autograd.grad` there (h13, h13b were refused); forward-time code is scanned as before;
 - a torch function held as a value is refused as its call is (torch_names.reference_sites): a module-level
-  `_q = torch.is_autocast_enabled` called in forward branched on a global mode no audit sees (a01b, a19b).
+  `_q = torch.is_autocast_enabled` called in forward branched on a global mode no audit sees (a01b, a19b);
+- the very same call made twice (trials.py, "the same call again": same input tensors and weights, nothing
+  reloaded) must not hand back the tensor it returned before: a caller's `y1.mul_(0)` would zero y2 (a09b).
 """
 
 from __future__ import annotations
@@ -115,3 +117,17 @@ def test_allowed_torch_names_and_non_functions_stay_free_to_hold():
     text = (CORPUS / "h00_base76.py").read_text() + (
         "\n_DT = torch.float32\n_T = torch.dtype\n_NG = torch.no_grad\n_E = torch.empty\n")
     assert _static(text) == []
+
+
+# ---------------------------------------------------------------- 3. the same call made twice
+
+
+def test_an_output_cached_on_the_very_same_call_is_refused(cli_like: Evaluator):
+    """a09b returns last call's tensor when input (id, data_ptr, _version) and weights (data_ptr, _version)
+    are unchanged: only a call repeated with nothing touched, not even the weights reloaded, shows it."""
+    verdict = _verdict(CORPUS / "a09b_outalias.py", "76", cli_like)
+    assert not verdict.passed and verdict.stage_failed == "correctness", verdict.feedback()
+    reuse = [f for r in verdict.correctness for t in r.trials for f in t.findings if f.check == "output-reuse"]
+    assert reuse and "shares its storage" in reuse[0].message, verdict.feedback()
+    honest = _verdict(CORPUS / "h00_base76.py", "76", cli_like)  # a fresh output per call passes the same trials
+    assert honest.passed and "the same call again" in [t.label for t in honest.correctness[0].trials]

@@ -190,6 +190,7 @@ class CallPlan(BaseModel):
     check_inputs: bool = False  # the harness compares the inputs after the call with a copy taken before
     reuse: str | None = None  # copy these values into the input tensors of this earlier call
     again: bool = False  # with `reuse`: call on that call's input tensors as they stand (no copy, same _version)
+    reload: bool = True  # load `state` into the model first (False, with `again`: the very same call made twice)
     ghost: bool = False  # every Triton launch a no-op
     # how the call runs, drawn in secret per call so no observable tells a checked call from production
     grad: Literal["off", "on", "inference"] = "off"  # torch.no_grad, torch.enable_grad or torch.inference_mode

@@ -204,7 +204,8 @@ class Runner:
         reply = p.Ran()
         held = HeldOutputs()  # every checked call's outputs, held as a caller holds them (held.py)
         for call in req.calls:
-            load_state(model, state(call.state), pairs)
+            if call.reload or not call.again:
+                load_state(model, state(call.state), pairs)
             inputs = [x.to(self.tdev) if torch.is_tensor(x) else x
                       for x in load_shipped(call.inputs, self.tdev)]
             if call.reuse is not None and call.again:  # the very objects that call's forward got, untouched
