@@ -87,6 +87,7 @@ class TrialPlan(BaseModel):
     scale: Literal["unit", "small", "large"] = "unit"  # signed inputs at 1e-3, or spread up to 1e5 (cases.SCALES)
     zeros: float = 0.0  # the share of input elements drawn as exact zeros, where the reference allows it
     same: str | None = None  # the inputs of this earlier trial, as they are (the runner calls on its tensors again)
+    keep: bool = False  # with `same`: from the state that trial's call left (the candidate's is not reloaded)
 
 
 class Prepare(BaseModel):

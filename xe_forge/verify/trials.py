@@ -210,6 +210,7 @@ class ShapeCheck:
                             perturb_seed=seeds["perturb"],
                             trials=[p.TrialPlan(id=t.id, weights=t.weights, dist=t.dist, seed=self.draw(),
                                                 layout=t.layout, scale=t.scale, same=t.reuse if t.again else None,
+                                                keep=t.keep,
                                                 zeros=0.1 + 0.4 * self.draw() / float(1 << 62) if t.zeros else 0.0)
                                     for t in todo])
         prep = answer(self.judge.call(request, p.Prepared))
