@@ -8,7 +8,9 @@ kernels). Closed since, by class:
 - a torch function held as a value is refused as its call is (torch_names.reference_sites): a module-level
   `_q = torch.is_autocast_enabled` called in forward branched on a global mode no audit sees (a01b, a19b);
 - the very same call made twice (trials.py, "the same call again": same input tensors and weights, nothing
-  reloaded) must not hand back the tensor it returned before: a caller's `y1.mul_(0)` would zero y2 (a09b).
+  reloaded) must not hand back the tensor it returned before: a caller's `y1.mul_(0)` would zero y2 (a09b);
+- the state dict's keys are the reference's (weights.interface_change): an extra persistent buffer the kernel
+  reads broke loading the reference's checkpoint (a44).
 """
 
 from __future__ import annotations
@@ -131,3 +133,24 @@ def test_an_output_cached_on_the_very_same_call_is_refused(cli_like: Evaluator):
     assert reuse and "shares its storage" in reuse[0].message, verdict.feedback()
     honest = _verdict(CORPUS / "h00_base76.py", "76", cli_like)  # a fresh output per call passes the same trials
     assert honest.passed and "the same call again" in [t.label for t in honest.correctness[0].trials]
+
+
+# ---------------------------------------------------------------- 4. the state dict's keys
+
+
+def test_an_extra_state_dict_entry_is_an_interface_change(cli_like: Evaluator):
+    verdict = _verdict(CORPUS / "a44_extra_buffer.py", "76", cli_like)
+    assert not verdict.passed and verdict.stage_failed == "correctness", verdict.feedback()
+    found = [f for f in verdict.findings if f.check == "state-dict"]
+    assert found and "extra `out_scale`" in found[0].message, verdict.feedback()
+
+
+def test_state_dict_keys_missing_extra_or_renamed():
+    from xe_forge.verify.weights import interface_change
+
+    ref = {"gemm.weight": 1, "bias": 2}
+    assert interface_change(ref, {"bias": 0, "gemm.weight": 0}) is None  # order is not the interface
+    assert "extra `out_scale`" in interface_change(ref, {**ref, "out_scale": 0})
+    assert "missing `bias`" in interface_change(ref, {"gemm.weight": 0})
+    renamed = interface_change(ref, {"weight": 0, "bias": 0})
+    assert "missing `gemm.weight`" in renamed and "extra `weight`" in renamed

@@ -228,6 +228,7 @@ class CallResult(BaseModel):
 
 class Ran(Reply):
     build_failure: str | None = None
+    build_check: str = "runtime"  # the finding a build failure makes ("state-dict": weights.interface_change)
     build_line: int | None = None
     calls: list[CallResult] = Field(default_factory=list)
 

@@ -25,7 +25,7 @@ from xe_forge.verify.model_walk import entry_refusal, load_state, named_state, r
 from xe_forge.verify.state_check import write_state
 from xe_forge.verify.subset_rules import mark_user_module
 from xe_forge.verify.transport import load_shipped, write_outputs
-from xe_forge.verify.weights import pair_tensors
+from xe_forge.verify.weights import interface_change, pair_tensors
 
 
 def describe(exc: BaseException, limit: int = 600) -> str:
@@ -199,6 +199,9 @@ class Runner:
         model, pairs, failure, line = self.build(req.role, req.init, req.seed, state(req.calls[0].state))
         if model is None:
             return p.Ran(build_failure=failure, build_line=line)
+        why = interface_change(state(req.calls[0].state), named_state(model)) if req.role == "candidate" else None
+        if why is not None:
+            return p.Ran(build_failure=why, build_check="state-dict")
         self.model, self.kept = model, {}
         self.called: dict[str, list[Any]] = {}  # call id -> the objects its forward got (a grad-tracked view too)
         reply = p.Ran()

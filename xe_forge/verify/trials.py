@@ -153,7 +153,7 @@ class ShapeCheck:
         ran = answer(self.runner.call(p.Run(init=prep.init, seed=self.cand_seed, calls=calls, allowed=self.allowed,
                                             kernel_list=self.kernel_list), p.Ran))
         if ran.build_failure:
-            report.findings.append(Finding(check="runtime", line=ran.build_line,
+            report.findings.append(Finding(check=ran.build_check, line=ran.build_line,
                                            message=f"{info.label}: {ran.build_failure}"))
             return report
         results = {r.id: r for r in ran.calls}
