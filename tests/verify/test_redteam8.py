@@ -10,7 +10,9 @@ kernels). Closed since, by class:
 - the very same call made twice (trials.py, "the same call again": same input tensors and weights, nothing
   reloaded) must not hand back the tensor it returned before: a caller's `y1.mul_(0)` would zero y2 (a09b);
 - the state dict's keys are the reference's (weights.interface_change): an extra persistent buffer the kernel
-  reads broke loading the reference's checkpoint (a44).
+  reads broke loading the reference's checkpoint (a44);
+- one checked call runs with every parameter frozen (`requires_grad_(False)`), at a secret position: a kernel
+  that drops the bias for a frozen layer was never called frozen (a43).
 """
 
 from __future__ import annotations
@@ -154,3 +156,13 @@ def test_state_dict_keys_missing_extra_or_renamed():
     assert "missing `bias`" in interface_change(ref, {"gemm.weight": 0})
     renamed = interface_change(ref, {"weight": 0, "bias": 0})
     assert "missing `gemm.weight`" in renamed and "extra `weight`" in renamed
+
+
+# ---------------------------------------------------------------- 5. a frozen layer
+
+
+def test_a_kernel_that_reads_requires_grad_is_called_frozen(cli_like: Evaluator):
+    verdict = _verdict(CORPUS / "a43_frozen.py", "76", cli_like)
+    assert not verdict.passed and verdict.stage_failed == "correctness", verdict.feedback()
+    # the frozen call is wrong (the finding names its inputs or its way, whichever the other trials clear)
+    assert any(not t.passed for t in verdict.correctness[0].trials), verdict.feedback()

@@ -197,6 +197,7 @@ class CallPlan(BaseModel):
     grad: Literal["off", "on", "inference"] = "off"  # torch.no_grad, torch.enable_grad or torch.inference_mode
     input_grad: bool = False  # with grad on: floating inputs require grad (an activation in training)
     poison: bool = True  # fresh allocations NaN-poisoned (else left as the allocator returns them)
+    frozen: bool = False  # every parameter requires_grad False (`model.requires_grad_(False)`: a frozen layer)
     warm: int = 0  # calls of the same model (launches no-ops, fresh copies of the inputs) before this one
 
 

@@ -194,6 +194,12 @@ class ShapeCheck:
             checked[k].grad, checked[k].input_grad = ways[n] if n < len(ways) else ways[self.draw() % len(ways)]
         if len(checked) >= 2:
             checked[self.draw() % len(checked)].poison = False
+            # one call below ~1e5 with every parameter frozen (`requires_grad_(False)`, red team 8 a43), at a
+            # secret position: one whose grad way another such call also has, so every way still runs unfrozen
+            unit = [checked[k] for k in order if checked[k].id not in large] or checked
+            twice = [c for c in unit if sum((d.grad, d.input_grad) == (c.grad, c.input_grad) for d in unit) > 1]
+            pick = twice or unit
+            pick[self.draw() % len(pick)].frozen = True
         elif unpoisoned:
             checked[0].poison = False
         low, high = self.warm_calls
@@ -201,7 +207,8 @@ class ShapeCheck:
         fresh[self.draw() % len(fresh)].warm = low + self.draw() % (high - low)
         by_id = {c.id: c for c in calls}
         for c in repeats:
-            c.grad, c.input_grad, c.poison = by_id[c.reuse].grad, by_id[c.reuse].input_grad, by_id[c.reuse].poison
+            first = by_id[c.reuse]
+            c.grad, c.input_grad, c.poison, c.frozen = first.grad, first.input_grad, first.poison, first.frozen
 
     def _prepare(self, info: p.ShapeInfo, todo: list[Plan], weights: dict[str, int] | None = None) -> p.Prepared:
         seeds = weights or {"weight": self.draw(), "perturb": self.draw()}
