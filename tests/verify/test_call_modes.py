@@ -74,20 +74,38 @@ class _Draws:
 
 @pytest.mark.parametrize("seed", range(40))
 def test_every_shape_runs_both_grad_modes_one_unpoisoned_call_and_one_late_call(seed: int):
-    reuse = {"s0": "t0", "s2": "t2"}
-    calls = [p.CallPlan(id=i, state="s", inputs="i", output="o", reuse=reuse.get(i))
-             for i in ("t0", "s0", "t1", "t2", "s2")]
+    reuse = {"s0": "t0", "s2": "t2", "k2": "s2"}
+    calls = [p.CallPlan(id=i, state="s", inputs="i", output="o", reuse=reuse.get(i), again=i == "k2")
+             for i in ("t0", "s0", "t1", "t2", "s2", "k2")]
     calls.append(p.CallPlan(id="ghost", state="s", inputs="i", output="o", ghost=True))
     check = ShapeCheck.__new__(ShapeCheck)
     check.draw = _Draws(seed)
     check._modes(calls, unpoisoned=False, large={"t1"})
-    checked, ghost = calls[:5], calls[5]
+    checked, ghost = calls[:6], calls[6]
     # every grad mode on a call below ~1e5 (trial 1's inputs drown a dropped bias)
     assert {(c.grad, c.input_grad) for c in checked if c.id != "t1"} == set(GRAD_MODES)
     assert sum(not c.poison for c in checked) == 1 and ghost.poison  # ghost replay needs its NaN
     late = [c for c in checked if c.warm]
     assert len(late) == 1 and WARM_CALLS[0] <= late[0].warm < WARM_CALLS[1] and not ghost.warm
     assert late[0].id not in reuse  # warm calls before a reuse call would flush a cache keyed on the input storage
+    # one call below ~1e5 with the parameters frozen, and every grad way still on an unfrozen such call
+    frozen = [c for c in checked if c.frozen]
+    assert len(frozen) == 1 and frozen[0].id != "t1" and not ghost.frozen
+    assert {(c.grad, c.input_grad) for c in checked if c.id != "t1" and not c.frozen} == set(GRAD_MODES)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_call_made_again_runs_as_the_call_it_repeats(seed: int):
+    """The same call twice (red team 8, a09b) differs from the first in nothing a cache could key on."""
+    calls = [p.CallPlan(id="t0", state="s", inputs="i", output="o"),
+             p.CallPlan(id="k2", state="s", inputs="i", output="o", reuse="t0", again=True),
+             p.CallPlan(id="r2", state="s", inputs="i", output="o", reuse="k2", again=True, reload=False)]
+    check = ShapeCheck.__new__(ShapeCheck)
+    check.draw = _Draws(seed)
+    check._modes(calls, unpoisoned=False, large=set())
+    k2, r2 = calls[1], calls[2]
+    assert (r2.grad, r2.input_grad, r2.poison, r2.frozen, r2.warm) == (k2.grad, k2.input_grad, k2.poison,
+                                                                       k2.frozen, 0)
 
 
 def test_an_unseen_shape_picked_unpoisoned_runs_its_call_unpoisoned():

@@ -34,7 +34,8 @@ def test_linear_kernel_passes_at_two_tilings(tiles, evaluator: Evaluator, linear
     assert [(t.label, t.weights, t.inputs) for t in main.trials] == [
         ("trial 0", "initial", "problem"), ("same storage, new values", "initial", "signed"),
         ("trial 1", "perturbed", "signed"), ("trial 2", "perturbed", "wide"),
-        ("trial 2's storage, new values", "pruned", "signed"), ("the same input tensors, new weights", "initial", "signed")]
+        ("trial 2's storage, new values", "pruned", "signed"), ("the same input tensors, new weights", "initial", "signed"),
+        ("the same call again", "initial", "signed")]
     assert all(r.ghost_changed for r in verdict.correctness), "ghost replay runs at unseen shapes too"
     assert not verdict.speed_measured and "not measured" in verdict.speed_note
 

@@ -23,7 +23,8 @@ def test_a_weight_repacked_in_place_fails_although_the_output_is_right(evaluator
     verdict = evaluator.evaluate(source("state/repack_weight.py"), linear)
     failed(verdict, "correctness")
     main = verdict.correctness[0]
-    assert all(c.passed for t in main.trials for c in t.comparisons), "every output is right"
+    # every output is right, but the same call made twice: nothing reloaded, it runs on the repacked weight
+    assert all(c.passed for t in main.trials if t.label != "the same call again" for c in t.comparisons)
     assert "linear.weight" in finding(verdict, "state").message
 
 

@@ -45,8 +45,12 @@ def test_a_torch_function_triton_calls_back_is_the_candidates(evaluator: Evaluat
     """Red team 2's worst hole: `kernel.add_pre_run_hook(torch.addmm)` leaves no frame of the file's on
     the stack; Triton's launcher calling it is not bookkeeping, so the GEMM is the candidate's."""
     path = "windows/torch_hook_gemm.py"
-    assert check_source(source(path)).findings == [], "through an alias the static rule cannot see it"
-    verdict = evaluator.evaluate(source(path), linear)
+    # statically, holding `torch.addmm` as a value is refused as its call is (red team 8 a01b); the
+    # audit stands on its own for a route the scan cannot see
+    found = [f.message for f in check_source(source(path)).findings]
+    assert found and all("torch.addmm" in m for m in found), found
+    with unguarded(evaluator):
+        verdict = evaluator.evaluate(source(path), linear)
     failed(verdict, "audit")
     assert "addmm" in finding(verdict, "torch-compute").message
 

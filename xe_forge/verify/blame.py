@@ -46,8 +46,9 @@ def blame_modes(report: CorrectnessReport, todo: list[Any], plans_: dict[str, p.
             continue
         trial.findings.append(Finding(check="call-mode", message=f"{report.variant} {trial.label} ran {mode}, as "
                                          f"production may, and is wrong there ({wrong.name}: {detail}) where other "
-                                         "calls pass", hint="compute the same whatever the grad mode, the memory a "
-                                         "buffer starts with and the number of earlier calls"))
+                                         "calls pass", hint="compute the same whatever the grad mode, the parameters' "
+                                         "requires_grad, the memory a buffer starts with and the number of "
+                                         "earlier calls"))
 
 
 def _mode(call: p.CallPlan) -> str:
@@ -56,4 +57,5 @@ def _mode(call: p.CallPlan) -> str:
             "inference": "under torch.inference_mode"}.get(call.grad)
     parts = ([grad] if grad else []) + ([] if call.poison else ["on unpoisoned memory"])
     parts += [f"after {call.warm} earlier calls of the same model"] if call.warm else []
+    parts += ["with its parameters frozen (requires_grad False)"] if call.frozen else []
     return ", ".join(parts)

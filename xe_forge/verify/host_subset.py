@@ -31,6 +31,7 @@ import string
 import symtable
 import types
 
+from xe_forge.verify.backward_only import BACKWARD_PATHS, enclosing_chains, inside
 from xe_forge.verify.host_scopes import Scopes, bound_in
 from xe_forge.verify.models import Finding
 from xe_forge.verify.receivers import python_receiver
@@ -122,12 +123,16 @@ def unbound_globals(source: str) -> set[str]:
 
 
 def subset_findings(tree: ast.Module, source: str, jit_ids: set[int], aliases: dict[str, str],
-                    aten_ops: frozenset[str] = frozenset()) -> list[Finding]:
+                    aten_ops: frozenset[str] = frozenset(), backward: set[int] | None = None) -> list[Finding]:
     """Every place the file's host code leaves the allowed subset (jit bodies are checked by their own rules).
 
     `aten_ops` are the full `torch.ops.aten.<op>.<overload>` names the allowance gives (as TorchInductor
-    keeps library calls): torch work the audit meters, not an escape."""
+    keeps library calls): torch work the audit meters, not an escape. `backward` are the ids of the
+    functions only autograd's backward runs (backward_only.py): inside them, and only there, a recompute
+    backward's `torch.enable_grad` and `torch.autograd.grad` are allowed too."""
     out: list[Finding] = []
+    backward = backward or set()
+    chains = enclosing_chains(tree) if backward else {}
     scopes = Scopes(tree, aliases)
     modules = {name for name, path in aliases.items() if _binds_module(tree, name, path)}
     jit_nodes = {id(n) for fn in ast.walk(tree) if id(fn) in jit_ids for n in ast.walk(fn) if n is not fn}
@@ -155,7 +160,8 @@ def subset_findings(tree: ast.Module, source: str, jit_ids: set[int], aliases: d
             continue
         if isinstance(node, ast.Attribute):
             out += _kernel_attribute(node, kernels, scopes)
-            out += _attribute(node, scopes, aliases, modules, outermost=id(node) not in bases, aten_ops=aten_ops)
+            extra = aten_ops | BACKWARD_PATHS if inside(node, backward, chains) else aten_ops
+            out += _attribute(node, scopes, aliases, modules, outermost=id(node) not in bases, aten_ops=extra)
         elif isinstance(node, ast.Call):
             out += _call(node, scopes, aliases, modules)
         elif isinstance(node, ast.ClassDef):

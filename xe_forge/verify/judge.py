@@ -167,18 +167,21 @@ class Judge:
         made: dict[str, tuple[list[Any], str, tuple, int]] = {}  # trial id -> its inputs, dist, recipe, seed
         for n, trial in enumerate(req.trials):
             seed = trial.seed
+            start = ref_states[trial.weights]
+            if trial.keep and trial.same in made:  # nothing reloaded: the state that trial's call left
+                start = {**start, **self.post[req.dir][trial.same].after}
             try:
                 if trial.same in made:  # the runner calls on that trial's tensors again, at these weights
                     inputs, dist, recipe, seed = made[trial.same]
-                    want = self._reference(ref, ref_states[trial.weights], inputs, case)
-                    self._recipe = (*recipe[:2], ref_states[trial.weights], *recipe[3:])
+                    want = self._reference(ref, start, inputs, case)
+                    self._recipe = (*recipe[:2], start, *recipe[3:])
                 else:
-                    inputs, want, dist = self._trial(prob, case, ref, ref_states[trial.weights], trial)
+                    inputs, want, dist = self._trial(prob, case, ref, start, trial)
                 made[trial.id] = (inputs, dist, self._recipe, seed)
                 if n == 0:  # the budget of allowed torch work where no input kernel sets one: one forward's own
                     # (a trial may run the reference again to judge its stability; those runs are not its work)
                     with counted_families() as flops:
-                        self._reference(ref, ref_states[trial.weights], inputs, case)
+                        self._reference(ref, start, inputs, case)
                     out.reference_flops = flops
             except BadInput as exc:
                 return p.Prepared(bad_input=str(exc))
@@ -188,7 +191,7 @@ class Judge:
             self.expected.setdefault(req.dir, {})[trial.id] = want
             self.recipes.setdefault(req.dir, {})[trial.id] = (*self._recipe, seed)
             self.post.setdefault(req.dir, {})[trial.id] = self._post
-            self._keep_eager(req.dir, trial.id, ref, ref_states[trial.weights], inputs, case)
+            self._keep_eager(req.dir, trial.id, ref, start, inputs, case)
             self.weights.setdefault(req.dir, {})[trial.id] = trial.weights
             out.inputs[trial.id] = str(folder / f"{req.shape}_in_{trial.id}.pt")
             out.dists[trial.id] = dist

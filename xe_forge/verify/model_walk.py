@@ -99,6 +99,23 @@ def refusal(model: Any, entry: type | None = None) -> str | None:
     return None
 
 
+def parameters(model: Any) -> list[Any]:
+    """Every parameter of the tree, from nn.Module's own dicts (no method called)."""
+    return [t for _, module in _modules(model) for t in _own_dict(module)["_parameters"].values() if t is not None]
+
+
+def freeze(model: Any, frozen: bool, built: dict[int, bool]) -> None:
+    """`model.requires_grad_(False)` done by torch's own method, or, unfrozen, each parameter's flag as
+    built (`built`: id -> requires_grad). A frozen layer (a fine-tuned model's backbone, LoRA, a model
+    frozen for inference) computes what a trainable one does (red team 8, a43)."""
+    import torch
+
+    for t in parameters(model):
+        want = False if frozen else built.get(id(t), t.requires_grad)
+        if t.requires_grad != want and (t.is_floating_point() or t.is_complex() or not want):
+            torch.Tensor.requires_grad_(t, want)
+
+
 def named_state(model: Any) -> dict[str, Any]:
     """`model.state_dict(keep_vars=True)`'s tensors, read from nn.Module's own dicts (no method called)."""
     out: dict[str, Any] = {}

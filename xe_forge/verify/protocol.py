@@ -87,6 +87,7 @@ class TrialPlan(BaseModel):
     scale: Literal["unit", "small", "large"] = "unit"  # signed inputs at 1e-3, or spread up to 1e5 (cases.SCALES)
     zeros: float = 0.0  # the share of input elements drawn as exact zeros, where the reference allows it
     same: str | None = None  # the inputs of this earlier trial, as they are (the runner calls on its tensors again)
+    keep: bool = False  # with `same`: from the state that trial's call left (the candidate's is not reloaded)
 
 
 class Prepare(BaseModel):
@@ -190,11 +191,13 @@ class CallPlan(BaseModel):
     check_inputs: bool = False  # the harness compares the inputs after the call with a copy taken before
     reuse: str | None = None  # copy these values into the input tensors of this earlier call
     again: bool = False  # with `reuse`: call on that call's input tensors as they stand (no copy, same _version)
+    reload: bool = True  # load `state` into the model first (False, with `again`: the very same call made twice)
     ghost: bool = False  # every Triton launch a no-op
     # how the call runs, drawn in secret per call so no observable tells a checked call from production
     grad: Literal["off", "on", "inference"] = "off"  # torch.no_grad, torch.enable_grad or torch.inference_mode
     input_grad: bool = False  # with grad on: floating inputs require grad (an activation in training)
     poison: bool = True  # fresh allocations NaN-poisoned (else left as the allocator returns them)
+    frozen: bool = False  # every parameter requires_grad False (`model.requires_grad_(False)`: a frozen layer)
     warm: int = 0  # calls of the same model (launches no-ops, fresh copies of the inputs) before this one
 
 
@@ -226,6 +229,7 @@ class CallResult(BaseModel):
 
 class Ran(Reply):
     build_failure: str | None = None
+    build_check: str = "runtime"  # the finding a build failure makes ("state-dict": weights.interface_change)
     build_line: int | None = None
     calls: list[CallResult] = Field(default_factory=list)
 

@@ -21,11 +21,11 @@ from xe_forge.verify.compare import flatten
 from xe_forge.verify.held import HeldOutputs
 from xe_forge.verify.hooks import PatchGuard, count_launches, poisoned_allocations
 from xe_forge.verify.kernel_list import foreign_kernels, kernel_profile
-from xe_forge.verify.model_walk import entry_refusal, load_state, named_state, refusal
+from xe_forge.verify.model_walk import entry_refusal, freeze, load_state, named_state, parameters, refusal
 from xe_forge.verify.state_check import write_state
 from xe_forge.verify.subset_rules import mark_user_module
 from xe_forge.verify.transport import load_shipped, write_outputs
-from xe_forge.verify.weights import pair_tensors
+from xe_forge.verify.weights import interface_change, pair_tensors
 
 
 def describe(exc: BaseException, limit: int = 600) -> str:
@@ -199,12 +199,17 @@ class Runner:
         model, pairs, failure, line = self.build(req.role, req.init, req.seed, state(req.calls[0].state))
         if model is None:
             return p.Ran(build_failure=failure, build_line=line)
+        why = interface_change(state(req.calls[0].state), named_state(model)) if req.role == "candidate" else None
+        if why is not None:
+            return p.Ran(build_failure=why, build_check="state-dict")
         self.model, self.kept = model, {}
+        built = {id(t): t.requires_grad for t in parameters(model)}  # as the file made them
         self.called: dict[str, list[Any]] = {}  # call id -> the objects its forward got (a grad-tracked view too)
         reply = p.Ran()
         held = HeldOutputs()  # every checked call's outputs, held as a caller holds them (held.py)
         for call in req.calls:
-            load_state(model, state(call.state), pairs)
+            if call.reload or not call.again:
+                load_state(model, state(call.state), pairs)
             inputs = [x.to(self.tdev) if torch.is_tensor(x) else x
                       for x in load_shipped(call.inputs, self.tdev)]
             if call.reuse is not None and call.again:  # the very objects that call's forward got, untouched
@@ -216,6 +221,7 @@ class Runner:
                             x.copy_(y)
                 inputs = self.kept[call.reuse]
             self.kept[call.id] = inputs
+            freeze(model, call.frozen, built)
             profile = req.kernel_list and call is req.calls[0] and self.on_gpu
             if call.warm:
                 warm_failure = self.warm(model, inputs, call, self.paths.get(req.role))

@@ -16,6 +16,7 @@ import tokenize
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from xe_forge.verify.backward_only import backward_only, enclosing_chains, inside
 from xe_forge.verify.escapes import (
     bind_module_names,
     dotted,
@@ -28,43 +29,18 @@ from xe_forge.verify.host_subset import subset_findings
 from xe_forge.verify.jit_syntax import syntax_findings
 from xe_forge.verify.models import Finding
 from xe_forge.verify.receivers import python_receiver
+from xe_forge.verify.torch_names import (  # noqa: F401  (the tables are read from here too)
+    ALLOWED_METHODS,
+    ALLOWED_NUMPY,
+    ALLOWED_TORCH,
+    COMPUTE_METHODS,
+    FUNCTIONAL_MOVEMENT,
+    TORCH_COMPUTE_NAMESPACES,
+    call_refusal,
+    reference_sites,
+    referenced_op,
+)
 
-ALLOWED_TORCH = {
-    # allocation, metadata and data movement: no arithmetic on data
-    "empty", "empty_like", "empty_strided", "zeros", "zeros_like", "ones", "ones_like", "full", "full_like",
-    "arange", "tensor", "as_tensor", "as_strided", "is_tensor", "is_floating_point", "numel", "Size", "device",
-    "get_default_dtype", "promote_types", "result_type", "finfo", "iinfo", "no_grad", "inference_mode",
-    "broadcast_shapes", "is_grad_enabled", "set_grad_enabled", "cat", "concat", "concatenate", "stack", "hstack",
-    "vstack", "split", "chunk", "unbind", "narrow", "reshape", "flatten", "unflatten", "permute", "transpose",
-    "squeeze", "unsqueeze", "movedim", "broadcast_to", "manual_seed",
-}
-# Tensor methods that move or describe data but compute nothing (views, casts, copies, metadata).
-ALLOWED_METHODS = {
-    "view", "reshape", "permute", "transpose", "t", "contiguous", "unsqueeze", "squeeze", "expand", "expand_as",
-    "flatten", "unflatten", "narrow", "select", "split", "chunk", "unbind", "view_as", "reshape_as", "movedim",
-    "to", "float", "half", "bfloat16", "double", "int", "long", "type", "cpu", "cuda", "xpu",
-    "size", "stride", "dim", "numel", "element_size", "data_ptr", "is_contiguous", "storage_offset",
-    "clone", "copy_", "detach", "new_empty", "new_zeros", "new_ones", "new_full", "fill_", "zero_",
-    "item", "tolist", "get", "items", "keys", "values", "append", "extend", "format", "join", "cdiv",
-    "next_power_of_2", "parameters", "named_parameters", "state_dict", "register_buffer",
-}
-# Tensor methods that do the arithmetic a Triton kernel should be doing.
-COMPUTE_METHODS = {
-    "matmul", "mm", "bmm", "addmm", "addmv", "baddbmm", "mv", "dot", "einsum", "softmax", "log_softmax",
-    "sum", "mean", "max", "min", "amax", "amin", "argmax", "argmin", "prod", "cumsum", "cumprod", "logsumexp",
-    "var", "std", "norm", "exp", "exp2", "log", "log2", "log1p", "expm1", "sqrt", "rsqrt", "pow", "abs", "neg",
-    "relu", "relu_", "sigmoid", "sigmoid_", "tanh", "tanh_", "clamp", "clamp_", "clip", "add", "add_", "sub",
-    "sub_", "mul", "mul_", "div", "div_", "addcmul", "addcdiv", "lerp", "where", "masked_fill", "gelu",
-    "silu", "mish", "hardtanh", "leaky_relu", "erf", "sin", "cos", "reciprocal", "square", "maximum",
-    "minimum", "conv2d", "linear", "sort", "topk", "floor", "ceil", "round", "sign",
-    "__matmul__", "__rmatmul__", "inner", "outer", "tensordot", "kron", "vdot", "ger", "cdist", "conv1d", "conv3d",
-    "bilinear",
-}
-# torch sub-namespaces whose functions compute (torch.linalg.vecdot, torch.ops.aten.mm.default, ...).
-TORCH_COMPUTE_NAMESPACES = {"linalg", "special", "fft", "ops", "_C", "sparse", "nested", "func", "masked",
-                            "_refs", "_prims"}
-# numpy calls that only describe sizes and types; any other numpy call in forward computes on the host.
-ALLOWED_NUMPY = {"prod", "dtype", "finfo", "iinfo"}
 SETUP_FUNCTIONS = {"__init__", "get_inputs", "get_init_inputs"}
 JIT_DECORATORS = ("triton.jit", "triton.autotune", "triton.heuristics")
 
@@ -79,11 +55,6 @@ class StaticResult:
     @property
     def passed(self) -> bool:
         return not self.findings
-
-
-# torch.nn.functional calls that only move data: padding (`pad`, `constant_pad_nd` at dispatch) is in the
-# dispatch audit's MOVEMENT, which judges what each call really dispatched
-FUNCTIONAL_MOVEMENT = frozenset({"pad"})
 
 
 def torch_ops_of(source: str) -> set[str]:
@@ -115,12 +86,18 @@ def check_source(source: str, *, allow: Iterable[str] | None = None, record_only
     submodules = _submodules(model, aliases)
     jit_ids = {id(b) for b in bodies.values() if b is not None}
     classes = {n.name: n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
-    backward = _autograd_backwards(tree, aliases)
+    backward = backward_only(tree, aliases)  # the training path's own code (backward_only.py)
+    chains = enclosing_chains(tree)
     for fn in _forward_time_functions(tree, jit_ids):
-        if id(fn) not in backward:
+        if id(fn) not in backward and not inside(fn, backward, chains):
             _scan_function(fn, result, aliases, submodules, allowed, lambda recv: python_receiver(recv, tree, classes))
+    jit_nodes = {id(n) for b in bodies.values() if b is not None for n in ast.walk(b)}
+    # `_q = torch.is_autocast_enabled`: a torch function held as a value is refused as its call is
+    refs = reference_sites(tree, aliases, lambda n: id(n) in jit_nodes or inside(n, backward, chains))
     result.launches = _launch_sites(tree)
     if record_only:
+        for node, op, what in refs:
+            _flag(result, allowed, op, node, what)
         return result
     if not result.kernels:
         result.findings.append(Finding(check="no-kernel", message="the file defines no @triton.jit kernel",
@@ -137,11 +114,13 @@ def check_source(source: str, *, allow: Iterable[str] | None = None, record_only
     _check_model_bases(model, result)
     _check_rebinding(tree, model, result)
     _check_fallbacks(tree, jit_ids, result)
-    subset = subset_findings(tree, source, jit_ids, aliases, frozenset(a.strip() for a in allow))
+    subset = subset_findings(tree, source, jit_ids, aliases, frozenset(a.strip() for a in allow), backward)
     aliases = bind_module_names(tree, dict(aliases))
     result.findings += escape_findings(tree, aliases, allow)
     flagged = {f.line for f in result.findings}
     result.findings += [f for f in subset if f.line not in flagged or f.check != "host-subset"]
+    for node, op, what in refs:  # after the subset's findings: a line it names keeps its own reason
+        _flag(result, allowed, op, node, what)
     host = _host_names(tree, set(bodies))
     for body in bodies.values():
         if body is not None:
@@ -290,35 +269,21 @@ def _forward_time_functions(tree: ast.Module, jit_ids: set[int]) -> list[ast.Fun
     return out
 
 
-def _autograd_backwards(tree: ast.Module, aliases: dict[str, str]) -> set[int]:
-    """The `backward` methods of the file's torch.autograd.Function classes: torch there is a training
-    path's own (red team 7 h07, honest: a Triton forward with its gradient in torch), and it never runs in
-    a forward. A forward that reaches it anyway (autograd is refused in host code; a direct call runs its
-    torch ops under the dispatch audit) is judged at run time like any other torch work."""
-    out: set[int] = set()
-    for cls in ast.walk(tree):
-        if isinstance(cls, ast.ClassDef) and any(dotted(b, aliases) == "torch.autograd.Function" for b in cls.bases):
-            out |= {id(f) for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "backward"}
-    return out
+def _flag(result: StaticResult, allowed: set[str], op: str, node: ast.AST, what: str) -> None:
+    result.torch_ops.add(op)
+    if not _is_allowed(op, allowed):
+        result.findings.append(Finding(check="torch-compute", line=getattr(node, "lineno", None),
+                                       message=f"{what} `{op}` does work in torch instead of a Triton kernel",
+                                       hint="compute it inside a @triton.jit kernel"))
 
 
 def _scan_function(fn: ast.AST, result: StaticResult, aliases: dict[str, str], submodules: set[str],
                    allowed: set[str], python: Callable[[ast.AST], bool]) -> None:
     def flag(op: str, node: ast.AST, what: str) -> None:
-        result.torch_ops.add(op)
-        if not _is_allowed(op, allowed):
-            result.findings.append(Finding(check="torch-compute", line=getattr(node, "lineno", None),
-                                           message=f"{what} `{op}` does work in torch instead of a Triton kernel",
-                                           hint="compute it inside a @triton.jit kernel"))
+        _flag(result, allowed, op, node, what)
 
     nested = {id(n) for n in ast.walk(fn) if n is not fn and isinstance(n, ast.FunctionDef | ast.Lambda)}
-    body = [n for n in _own_nodes(fn, nested)]
-    called = {id(a) for n in body if isinstance(n, ast.Call) for a in ast.walk(n.func)}
-    for node in body:
-        if isinstance(node, ast.Attribute) and id(node) not in called:
-            op = _referenced_compute(dotted(node, aliases) or "")
-            if op:  # `mm = torch.mm`, `functools.reduce(operator.matmul, ...)`: called under another name
-                flag(op, node, "reference to")
+    for node in _own_nodes(fn, nested):  # references to torch functions: `reference_sites`, file-wide
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
             flag("operator:@", node, "the @ operator")
         elif isinstance(node, ast.Call):
@@ -344,24 +309,16 @@ def _scan_call(node: ast.Call, aliases: dict[str, str], submodules: set[str], fl
     if isinstance(func, ast.Subscript):
         return  # a launch
     name = dotted(func, aliases)
-    parts = name.split(".") if name else []
     if name in ("getattr", "builtins.getattr") and len(node.args) > 1:
         target = dotted(node.args[0], aliases) or ""
         attr = node.args[1].value if isinstance(node.args[1], ast.Constant) else None
-        # getattr(torch, "float16") names a dtype; getattr(torch, "mm") or a computed name may be anything
-        if target.split(".")[0] in ("torch", "numpy", "operator") and (
-                not isinstance(attr, str) or _referenced_compute(f"{target}.{attr}")):
+        # getattr(torch, "float16") names a dtype; a computed name may be anything (a literal one that
+        # names a torch function is a reference: `reference_sites`)
+        if target.split(".")[0] in ("torch", "numpy", "operator") and not isinstance(attr, str):
             flag(f"getattr({ast.unparse(node.args[0])}, {ast.unparse(node.args[1])})", node, "dynamic lookup")
-    elif name and name.startswith("torch.nn.functional.") and name.rsplit(".", 1)[1] not in FUNCTIONAL_MOVEMENT:
-        flag(f"F.{name.rsplit('.', 1)[1]}", node, "torch.nn.functional call")
-    elif name and name.startswith("torch.") and name.count(".") == 1:
-        op = name.split(".")[1]
-        if op not in ALLOWED_TORCH and not op[:1].isupper():
-            flag(f"torch.{op}", node, "torch call")
-    elif len(parts) > 2 and parts[0] == "torch" and parts[1] in TORCH_COMPUTE_NAMESPACES:
-        flag(name, node, "torch call")
-    elif len(parts) > 1 and parts[0] == "numpy" and parts[-1] not in ALLOWED_NUMPY:
-        flag(name, node, "host numpy call")
+    elif name and call_refusal(name) is not None:
+        op, what = call_refusal(name)
+        flag(op, node, what)
     elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
         if func.attr in submodules:
             flag(f"self.{func.attr}", node, "calling submodule")
@@ -370,18 +327,6 @@ def _scan_call(node: ast.Call, aliases: dict[str, str], submodules: set[str], fl
         if func.attr in COMPUTE_METHODS and not (name and name.split(".")[0] in ("triton", "math")) \
                 and not python(func.value):
             flag(f"method:{func.attr}", node, "tensor method")
-
-
-def _referenced_compute(path: str) -> str | None:
-    """A compute function named as a value rather than called where it is named, else None."""
-    parts = path.split(".")
-    if path in ("operator.matmul", "operator.imatmul") or path.startswith("torch.nn.functional."):
-        return path
-    if parts[0] in ("torch", "numpy") and len(parts) > 1 and parts[-1] in COMPUTE_METHODS:
-        return path
-    if len(parts) > 2 and parts[0] == "torch" and parts[1] in TORCH_COMPUTE_NAMESPACES:
-        return path
-    return None
 
 
 def _check_model_bases(model: ast.ClassDef, result: StaticResult) -> None:

@@ -6,7 +6,8 @@ weights moved off them, and the problem's own inputs with signed ones:
 
     trial 0: initial weights, the problem's inputs     same storage: initial, signed at ~1e-3, t0's tensors
     trial 1: perturbed, signed up to ~1e5                trial 2: perturbed, wide
-    trial 2's storage: perturbed, signed, t2's tensors   (each grad mode on a call below ~1e5)
+    trial 2's storage: pruned, signed, t2's tensors      (each grad mode on a call below ~1e5)
+    the same tensors, new weights: initial, then that very call again (nothing reloaded: a fresh output)
     (trial k: initial when k % 3 == 0, signed when k is odd)  unseen shapes: perturbed, signed
     ghost replay: fresh inputs with every Triton launch a no-op; its output must not be right
 
@@ -69,6 +70,7 @@ class Plan:
     scale: str = "unit"  # signed inputs at a small or large magnitude (cases.SCALES), as the reference allows
     zeros: bool = False  # a secret share of the inputs exact zeros (ReLU outputs, padding), as the reference allows
     again: bool = False  # with `reuse`: the same input tensors as they stand, at other weights (an optimizer step)
+    keep: bool = False  # with `again`: the weights not reloaded either (the very same call, made twice)
 
 
 def plans(trials: int, *, full: bool, unseen: bool, layout: str | None = "transposed") -> list[Plan]:
@@ -90,6 +92,10 @@ def plans(trials: int, *, full: bool, unseen: bool, layout: str | None = "transp
             out.append(Plan("s2", "trial 2's storage, new values", "pruned", "signed", reuse="t2"))
             out.append(Plan("k2", "the same input tensors, new weights", "initial", "signed", reuse="s2",
                             again=True))
+            # and that very call again, nothing touched (`y1 = m(x); y2 = m(x)`): a cache that hands back the
+            # tensor it returned before shares y1's storage with y2 (held.py), so y1.mul_(0) zeroes y2
+            # (red team 8, a09b)
+            out.append(Plan("r2", "the same call again", "initial", "signed", reuse="k2", again=True, keep=True))
     return out
 
 
@@ -147,7 +153,7 @@ class ShapeCheck:
         ran = answer(self.runner.call(p.Run(init=prep.init, seed=self.cand_seed, calls=calls, allowed=self.allowed,
                                             kernel_list=self.kernel_list), p.Ran))
         if ran.build_failure:
-            report.findings.append(Finding(check="runtime", line=ran.build_line,
+            report.findings.append(Finding(check=ran.build_check, line=ran.build_line,
                                            message=f"{info.label}: {ran.build_failure}"))
             return report
         results = {r.id: r for r in ran.calls}
@@ -175,7 +181,8 @@ class ShapeCheck:
         two), one call with unpoisoned allocations, and one call at a secret index of a long-lived model.
         Production differs from a check in none of these, so a candidate that reads one (is_grad_enabled,
         a NaN in its fresh output buffer, its own call count) to decide whether to compute fails a call."""
-        checked = [c for c in calls if not c.ghost]
+        checked = [c for c in calls if not c.ghost and c.reload]  # a repeated call runs as the one it repeats
+        repeats = [c for c in calls if not c.reload]
         if not checked:
             return
         # distinct ways among a shape's calls (every one where there are calls enough), at secret positions;
@@ -193,11 +200,21 @@ class ShapeCheck:
                 call.grad, call.input_grad = ways[self.draw() % len(ways)][0], False
         if len(checked) >= 2:
             checked[self.draw() % len(checked)].poison = False
+            # one call below ~1e5 with every parameter frozen (`requires_grad_(False)`, red team 8 a43), at a
+            # secret position: one whose grad way another such call also has, so every way still runs unfrozen
+            unit = [checked[k] for k in order if checked[k].id not in large] or checked
+            twice = [c for c in unit if sum((d.grad, d.input_grad) == (c.grad, c.input_grad) for d in unit) > 1]
+            pick = twice or unit
+            pick[self.draw() % len(pick)].frozen = True
         elif unpoisoned:
             checked[0].poison = False
         low, high = self.warm_calls
         fresh = [c for c in checked if c.reuse is None]  # warm calls between t0 and s0 would flush an input cache
         fresh[self.draw() % len(fresh)].warm = low + self.draw() % (high - low)
+        by_id = {c.id: c for c in calls}
+        for c in repeats:
+            first = by_id[c.reuse]
+            c.grad, c.input_grad, c.poison, c.frozen = first.grad, first.input_grad, first.poison, first.frozen
 
     def _prepare(self, info: p.ShapeInfo, todo: list[Plan], weights: dict[str, int] | None = None) -> p.Prepared:
         seeds = weights or {"weight": self.draw(), "perturb": self.draw()}
@@ -206,6 +223,7 @@ class ShapeCheck:
                             perturb_seed=seeds["perturb"],
                             trials=[p.TrialPlan(id=t.id, weights=t.weights, dist=t.dist, seed=self.draw(),
                                                 layout=t.layout, scale=t.scale, same=t.reuse if t.again else None,
+                                                keep=t.keep,
                                                 zeros=0.1 + 0.4 * self.draw() / float(1 << 62) if t.zeros else 0.0)
                                     for t in todo])
         prep = answer(self.judge.call(request, p.Prepared))
@@ -216,7 +234,7 @@ class ShapeCheck:
 
     def _call(self, info: p.ShapeInfo, prep: p.Prepared, t: Plan) -> p.CallPlan:
         return p.CallPlan(id=t.id, state=prep.states[t.weights], inputs=prep.inputs[t.id], reuse=t.reuse,
-                          again=t.again, output=str(self.folder / f"{info.key}_out_{t.id}.pt"),
+                          again=t.again, reload=not t.keep, output=str(self.folder / f"{info.key}_out_{t.id}.pt"),
                           check_inputs=True)
 
     def _trials(self, report: CorrectnessReport, todo: list[Plan], results: dict[str, p.CallResult],
@@ -247,7 +265,11 @@ class ShapeCheck:
                                        hint="allocate each call's output afresh (torch.empty per call)")
                                for m in call.reused]
             trial.passed = got.passed and not call.mutated and not call.reused
-            if t.again and not got.passed and got.comparisons:
+            if t.keep and not got.passed and got.comparisons:
+                trial.findings.append(Finding(check="stale-output", message="the same call made twice (the same "
+                                              "input tensors and weights, untouched) returned a wrong result the "
+                                              "second time", hint="a call's output is computed for that call"))
+            elif t.again and not got.passed and got.comparisons:
                 trial.findings.append(Finding(check="stale-output", message="a call on the same input tensors "
                                               "(unchanged) after the weights changed in place returned a wrong "
                                               "result (output cached on the input's identity or version?)",

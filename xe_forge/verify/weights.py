@@ -90,6 +90,22 @@ def with_one_moved(initial: dict[str, Any], moved_state: dict[str, Any], name: s
     return {k: (moved_state[k] if k == name else v) for k, v in initial.items()}
 
 
+def interface_change(ref_sd: dict[str, Any], cand_sd: dict[str, Any]) -> str | None:
+    """Why the candidate's state-dict keys are not the reference's, or None. They are the module's interface:
+    a user's checkpoint of the reference must load into the candidate (strict `load_state_dict`) and one saved
+    from the candidate into the reference; a missing or an extra persistent entry breaks both (red team 8,
+    a44: an extra buffer the kernel reads). Non-persistent buffers are not in either."""
+    missing, extra = [k for k in ref_sd if k not in cand_sd], [k for k in cand_sd if k not in ref_sd]
+    if not missing and not extra:
+        return None
+    said = "; ".join(part for part in (
+        f"missing {', '.join(f'`{k}`' for k in missing[:6])}" if missing else "",
+        f"extra {', '.join(f'`{k}`' for k in extra[:6])}" if extra else "") if part)
+    return (f"the model's state dict differs from the reference's ({said}): a checkpoint of the reference no "
+            "longer loads into it, nor one of it into the reference (keep the reference's parameters and "
+            "persistent buffers, by name; extra tensors are buffers registered with persistent=False)")
+
+
 def pair_tensors(ref_sd: dict[str, Any], cand_sd: dict[str, Any]) -> list[tuple[str, str]]:
     """Match reference to candidate tensors by name and shape, then by order and shape."""
     pairs = [(n, n) for n, t in ref_sd.items() if n in cand_sd and tuple(cand_sd[n].shape) == tuple(t.shape)]
