@@ -94,6 +94,7 @@ class Judge:
         self.in_dtype: dict[tuple[int, str], Any] = {}  # (id of a reference model, dtype) -> its copy in that dtype
         self.shipment = Shipment()  # inputs and weights for the runner (CUDA IPC from a private pool, else files)
         self.recipes: dict[str, dict[str, tuple]] = {}  # dir -> trial id -> how its inputs were drawn (_exact)
+        self.kept: dict[str, dict[str, str]] = {}  # dir -> trial id -> the earlier call whose state it starts from
         self._recipe: tuple = ()
 
     def handle(self, req: Any) -> p.Reply:
@@ -170,6 +171,7 @@ class Judge:
             start = ref_states[trial.weights]
             if trial.keep and trial.same in made:  # nothing reloaded: the state that trial's call left
                 start = {**start, **self.post[req.dir][trial.same].after}
+                self.kept.setdefault(req.dir, {})[trial.id] = trial.same
             try:
                 if trial.same in made:  # the runner calls on that trial's tensors again, at these weights
                     inputs, dist, recipe, seed = made[trial.same]
@@ -376,18 +378,31 @@ class Judge:
     def _exact_state(self, folder: str, key: str, post: Expected) -> Expected | None:
         """The float64 reference's state after the same call: a running mean of fp32 GEMM outputs at a large
         scale cancels to a value the fp32 reference misses by more than the tolerance, as its outputs may."""
-        if self._exact(folder, key) is None or self._twin is None:
-            return None
-        after = {k: v.detach().clone() for k, v in self._twin[1].model.state_dict().items()}
-        return Expected(after, post.loaded, post.buffers, post.rtol, post.atol)
+        after = self._exact_after(folder, key)
+        return None if after is None else Expected(after, post.loaded, post.buffers, post.rtol, post.atol)
 
-    def _exact(self, folder: str, key: str) -> list[Any] | None:
+    def _exact_after(self, folder: str, key: str) -> dict[str, Any] | None:
+        """The float64 reference's state after trial `key`'s call. A call that keeps the state an earlier call
+        left starts from that call's float64 state, as the candidate's starts from its own."""
+        earlier = self.kept.get(folder, {}).get(key)
+        start = None
+        if earlier is not None:
+            start = self._exact_after(folder, earlier)
+            if start is None:
+                return None
+        if self._exact(folder, key, start) is None or self._twin is None:
+            return None
+        return {k: v.detach().clone() for k, v in self._twin[1].model.state_dict().items()}
+
+    def _exact(self, folder: str, key: str, start: dict[str, Any] | None = None) -> list[Any] | None:
         """The reference in float64 on a trial's values, drawn again from its recipe (the draws are seeded and
-        made on the judge's device: the same values); None where that is not possible."""
+        made on the judge's device: the same values), from the trial's state or `start`; None where that is
+        not possible."""
         recipe = self.recipes.get(folder, {}).get(key)
         if recipe is None:
             return None
         case, ref, state, draw, layout, seed = recipe
+        state = {**state, **start} if start is not None else state
         prob = self._problem()
         try:
             inputs = build_case(case.module, prob.spec, case.variant, seed=seed, device=self.tdev, dtype=prob.dtype,
@@ -461,7 +476,7 @@ class Judge:
 
     def release(self, req: p.Release) -> p.Released:
         for store in (self.expected, self.weights, self.states, self.models, self.templates, self.post, self.eager,
-                      self.recipes):
+                      self.kept, self.recipes):
             store.pop(req.dir, None)
         self.shipment.release(req.dir)
         self.in_dtype.clear()
