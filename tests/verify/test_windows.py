@@ -107,8 +107,10 @@ def test_an_object_run_inside_an_allowed_call_is_not_the_allowance(evaluator: Ev
 def test_a_container_under_an_allowed_name_is_not_an_allowed_submodule(evaluator: Evaluator):
     conv = problem("conv")
     verdict = evaluator.evaluate(source("allowances/container_submodule.py"), conv, allow_torch={"self.conv"})
-    failed(verdict, "audit")
-    assert "convolution" in finding(verdict, "torch-compute").message
+    # its keys (`conv.0.weight`) are not the reference's (`conv.weight`): refused as an interface change
+    # (red team 8, a44) before its forward runs under the audit, which would refuse the container's work
+    failed(verdict, "correctness")
+    assert "`conv.0.weight`" in finding(verdict, "state-dict").message
 
 
 def test_an_exception_inside_an_allowed_call_leaves_nothing_allowed(evaluator: Evaluator):
