@@ -202,7 +202,7 @@ class ShapeCheck:
             checked[self.draw() % len(checked)].poison = False
             # one call below ~1e5 with every parameter frozen (`requires_grad_(False)`, red team 8 a43), at a
             # secret position: one whose grad way another such call also has, so every way still runs unfrozen
-            unit = [checked[k] for k in order if checked[k].id not in large] or checked
+            unit = [c for c in checked if c.id not in large] or checked
             twice = [c for c in unit if sum((d.grad, d.input_grad) == (c.grad, c.input_grad) for d in unit) > 1]
             pick = twice or unit
             pick[self.draw() % len(pick)].frozen = True
