@@ -38,9 +38,10 @@ from xe_forge.verify.draws import attempts, build_reference, signed_state
 from xe_forge.verify.int_ranges import int_highs
 from xe_forge.verify.models import CONSTANT_REFERENCE, Finding
 from xe_forge.verify.shapes import ShapeCase, plan_shapes
-from xe_forge.verify.stability import Float64Reference, conditioned, finite, jittered, stable, varies
+from xe_forge.verify.stability import conditioned, finite, jittered, stable, varies
 from xe_forge.verify.state_check import Expected, sent_state_findings
 from xe_forge.verify.transport import Shipment, load_outputs
+from xe_forge.verify.truth import Float64Truth
 from xe_forge.verify.weights import pruned, with_one_moved
 
 
@@ -87,14 +88,12 @@ class Judge:
         self.models: dict[str, dict[str, Any]] = {}
         self.templates: dict[str, dict[tuple[str, int], list[Any]]] = {}  # dir -> (shape, seed) -> timed inputs
         _warm_meta()
-        self._twin: tuple[Any, Float64Reference] | None = None  # the float64 reference of the last model built
+        self.truth = Float64Truth(self.tdev)  # the float64 reference on each trial's values (the fp32 contract)
         self.post: dict[str, dict[str, Expected]] = {}  # dir -> trial id -> the reference's state after its call
         self._post: Expected | None = None
         self.eager: dict[str, dict[str, list[Any]]] = {}  # dir -> trial id -> reference run in a 16-bit dtype
         self.in_dtype: dict[tuple[int, str], Any] = {}  # (id of a reference model, dtype) -> its copy in that dtype
         self.shipment = Shipment()  # inputs and weights for the runner (CUDA IPC from a private pool, else files)
-        self.recipes: dict[str, dict[str, tuple]] = {}  # dir -> trial id -> how its inputs were drawn (_exact)
-        self.kept: dict[str, dict[str, str]] = {}  # dir -> trial id -> the earlier call whose state it starts from
         self._recipe: tuple = ()
 
     def handle(self, req: Any) -> p.Reply:
@@ -171,7 +170,6 @@ class Judge:
             start = ref_states[trial.weights]
             if trial.keep and trial.same in made:  # nothing reloaded: the state that trial's call left
                 start = {**start, **self.post[req.dir][trial.same].after}
-                self.kept.setdefault(req.dir, {})[trial.id] = trial.same
             try:
                 if trial.same in made:  # the runner calls on that trial's tensors again, at these weights
                     inputs, dist, recipe, seed = made[trial.same]
@@ -191,7 +189,8 @@ class Judge:
                 out.notes.append(f"{case.info.label}: signed inputs replaced by the problem's own: the reference is "
                                  "not finite on them")
             self.expected.setdefault(req.dir, {})[trial.id] = want
-            self.recipes.setdefault(req.dir, {})[trial.id] = (*self._recipe, seed)
+            self.truth.record(req.dir, trial.id, (*self._recipe, seed),
+                              trial.same if trial.keep and trial.same in made else None)
             self.post.setdefault(req.dir, {})[trial.id] = self._post
             self._keep_eager(req.dir, trial.id, ref, start, inputs, case)
             self.weights.setdefault(req.dir, {})[trial.id] = trial.weights
@@ -302,10 +301,8 @@ class Judge:
             return inputs, want, None
 
     def _stable(self, ref: Any, want: list[Any], state: dict[str, Any], inputs: list[Any], prob: _Problem) -> bool:
-        if self._twin is None or self._twin[0] is not ref:
-            self._twin = (ref, Float64Reference(ref))
         args = [x.to(self.tdev) if hasattr(x, "to") else x for x in inputs]
-        return stable(want, self._twin[1], state, args, prob.rtol, prob.atol)
+        return stable(want, self.truth.twin(ref), state, args, prob.rtol, prob.atol)
 
     def _reference(self, ref: Any, state: dict[str, Any], inputs: list[Any], case: ShapeCase,
                    dtype: str = "float32") -> list[Any]:
@@ -354,7 +351,7 @@ class Judge:
                 continue
             comps = compare_all(got, want, prob.rtol, prob.atol, tdtype, self.eager.get(req.dir, {}).get(item.id))
             if not isinstance(comps, str) and not all(c.passed for c in comps) and prob.dtype == "float32":
-                exact = self._exact(req.dir, item.id)  # the fp32 contract: against the float64 truth
+                exact = self.truth.outputs(req.dir, item.id, prob)  # the fp32 contract: the float64 truth
                 if exact is not None:
                     comps = compare_all(got, want, prob.rtol, prob.atol, tdtype, None, exact)
             result = (p.ItemResult(findings=[Finding(check="outputs", message=comps)]) if isinstance(comps, str)
@@ -376,44 +373,9 @@ class Judge:
         return load_outputs(path, want, self.tdev)
 
     def _exact_state(self, folder: str, key: str, post: Expected) -> Expected | None:
-        """The float64 reference's state after the same call: a running mean of fp32 GEMM outputs at a large
-        scale cancels to a value the fp32 reference misses by more than the tolerance, as its outputs may."""
-        after = self._exact_after(folder, key)
+        """The float64 reference's state after the same call, judged as the fp32 reference's would be."""
+        after = self.truth.state_after(folder, key, self._problem())
         return None if after is None else Expected(after, post.loaded, post.buffers, post.rtol, post.atol)
-
-    def _exact_after(self, folder: str, key: str) -> dict[str, Any] | None:
-        """The float64 reference's state after trial `key`'s call. A call that keeps the state an earlier call
-        left starts from that call's float64 state, as the candidate's starts from its own."""
-        earlier = self.kept.get(folder, {}).get(key)
-        start = None
-        if earlier is not None:
-            start = self._exact_after(folder, earlier)
-            if start is None:
-                return None
-        if self._exact(folder, key, start) is None or self._twin is None:
-            return None
-        return {k: v.detach().clone() for k, v in self._twin[1].model.state_dict().items()}
-
-    def _exact(self, folder: str, key: str, start: dict[str, Any] | None = None) -> list[Any] | None:
-        """The reference in float64 on a trial's values, drawn again from its recipe (the draws are seeded and
-        made on the judge's device: the same values), from the trial's state or `start`; None where that is
-        not possible."""
-        recipe = self.recipes.get(folder, {}).get(key)
-        if recipe is None:
-            return None
-        case, ref, state, draw, layout, seed = recipe
-        state = {**state, **start} if start is not None else state
-        prob = self._problem()
-        try:
-            inputs = build_case(case.module, prob.spec, case.variant, seed=seed, device=self.tdev, dtype=prob.dtype,
-                                int_highs=case.int_highs, **draw).inputs
-            if layout:
-                inputs = [lay_out(x, layout) for x in inputs]
-            if self._twin is None or self._twin[0] is not ref:
-                self._twin = (ref, Float64Reference(ref))
-            return self._twin[1].outputs(state, inputs)
-        except Exception:
-            return None
 
     def _degenerate(self, req: p.Compare, expected: dict[str, list[Any]], prob: _Problem) -> list[str]:
         """Flags that hold at every weights tried stand alone; the others say where they hold."""
@@ -475,9 +437,9 @@ class Judge:
         return reply
 
     def release(self, req: p.Release) -> p.Released:
-        for store in (self.expected, self.weights, self.states, self.models, self.templates, self.post, self.eager,
-                      self.kept, self.recipes):
+        for store in (self.expected, self.weights, self.states, self.models, self.templates, self.post, self.eager):
             store.pop(req.dir, None)
+        self.truth.release(req.dir)
         self.shipment.release(req.dir)
         self.in_dtype.clear()
         return p.Released()
