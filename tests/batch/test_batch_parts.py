@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -255,6 +256,35 @@ def test_a_problem_process_killed_by_a_signal_is_recorded_as_crashed(tmp_path: P
     status, reason = batch_executor._run_child(tmp_path / "job.json", dict(os.environ), 60)
     assert status == "crashed"
     assert reason == "problem process exited with -6: loading the seed | Fatal Python error: Aborted"
+
+
+def _fake_child(tmp_path: Path, monkeypatch, script: str) -> Path:
+    """A stand-in problem process: `script` runs in sh with the job path as $3."""
+    fake_python = tmp_path / "python"
+    fake_python.write_text("#!/bin/sh\nREADY=\"${3%.json}.ready\"\n" + script)
+    fake_python.chmod(0o755)
+    monkeypatch.setattr(batch_executor.sys, "executable", str(fake_python))
+    return tmp_path / "job.json"
+
+
+def test_the_time_limit_starts_once_the_problem_process_is_ready(tmp_path: Path, monkeypatch):
+    """Imports on a loaded machine took more than a 20 s limit on CI: they are not the problem's time."""
+    job = _fake_child(tmp_path, monkeypatch, "sleep 3\ntouch \"$READY\"\nsleep 1\n")
+    assert batch_executor._run_child(job, dict(os.environ), 2) == (None, "")
+    assert not job.with_suffix(".ready").exists()  # a rerun of the job starts its clock afresh
+
+
+def test_a_ready_problem_process_past_its_limit_is_killed(tmp_path: Path, monkeypatch):
+    job = _fake_child(tmp_path, monkeypatch, "touch \"$READY\"\nsleep 60\n")
+    started = time.monotonic()
+    assert batch_executor._run_child(job, dict(os.environ), 1) == ("timeout", "exceeded the per-problem time limit of 1 s")
+    assert time.monotonic() - started < 10
+
+
+def test_a_problem_process_that_never_gets_ready_is_killed(tmp_path: Path, monkeypatch):
+    monkeypatch.setattr(batch_executor, "STARTUP_ALLOWANCE", 1.0)
+    job = _fake_child(tmp_path, monkeypatch, "sleep 60\n")
+    assert batch_executor._run_child(job, dict(os.environ), 600) == ("timeout", "the problem process did not start within 1 s")
 
 
 # ---------------------------------------------------------------- the job a problem process is given

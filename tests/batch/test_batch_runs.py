@@ -169,7 +169,7 @@ def test_time_limit_kills_a_hanging_problem_and_the_batch_goes_on(offline_env, o
     rows = _rows(s)
     assert rows[4]["status"] == "timeout" and rows[4]["reason"] == "exceeded the per-problem time limit of 20 s"
     assert rows[5]["status"] == "skipped"  # run after the hang, by the same worker
-    assert time.monotonic() - started < 80
+    assert time.monotonic() - started < 150  # 20 s of hang, the rest imports on a loaded machine
     time.sleep(0.5)
     assert _processes_with(marker) == []  # the seed's evaluation worker went down with its problem process
 

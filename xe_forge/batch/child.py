@@ -15,6 +15,7 @@ import time
 import traceback
 from pathlib import Path
 
+from xe_forge.batch.executor import ready_marker
 from xe_forge.batch.models import ProblemJob, ProblemResult
 from xe_forge.errors import ForgeError
 from xe_forge.pipeline.ratios import by_key, ratios_of
@@ -103,6 +104,10 @@ def _end_with_parent() -> None:
 def main(path: str) -> int:
     _end_with_parent()
     job = ProblemJob.model_validate_json(Path(path).read_text())
+    import xe_forge.pipeline.run  # noqa: F401 - torch, Triton, the pipeline: before the time limit starts
+    import xe_forge.verify.evaluate  # noqa: F401
+
+    ready_marker(Path(path)).touch()
     try:
         result = run(job)
     except ForgeError as err:

@@ -55,8 +55,8 @@ def batch(
     variant: VariantOpt = None,
     stages: StagesOpt = None,
     max_iters: MaxItersOpt = None,
-    time_limit: Annotated[float, typer.Option("--time-limit-per-problem", help="Seconds before a problem's process "
-                                              "is killed.")] = 1800.0,
+    time_limit: Annotated[float, typer.Option("--time-limit-per-problem", help="Seconds a problem's process may run, "
+                                              "counted once its imports are done, before it is killed.")] = 1800.0,
     timeout: TimeoutOpt = None,
     trials: TrialsOpt = None,
     profile: ProfileOpt = None,
