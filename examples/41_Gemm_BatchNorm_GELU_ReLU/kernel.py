@@ -4,7 +4,7 @@ A first port in three launches: a GEMM kernel with bias, a column-statistics ker
 whole [batch, out] matrix twice (mean, then biased variance), and an elementwise kernel for
 normalise + exact GELU + ReLU. Training-mode BatchNorm uses the batch statistics; the statistics
 kernel also updates the running mean/variance (momentum, unbiased variance) as torch does, and a
-one-program kernel counts the batch. Fixed 64x64x32 tiles,
+one-program kernel counts the batch. In eval mode the running statistics normalise instead. Fixed 64x64x32 tiles,
 fp32 upcasts of both operands.
 """
 
@@ -85,6 +85,16 @@ def _count_batch_kernel(n_ptr):
     tl.store(n_ptr, tl.load(n_ptr) + 1)
 
 
+# eval mode: normalise with the running statistics, as BatchNorm does for inference, and leave them be
+@triton.jit
+def _running_stats_kernel(rm_ptr, rv_ptr, mean_ptr, rstd_ptr, N, eps, BLOCK_N: tl.constexpr):
+    cols = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
+    m = cols < N
+    tl.store(mean_ptr + cols, tl.load(rm_ptr + cols, mask=m, other=0.0).to(tl.float32), mask=m)
+    rv = tl.load(rv_ptr + cols, mask=m, other=1.0).to(tl.float32)
+    tl.store(rstd_ptr + cols, 1.0 / tl.sqrt(rv + eps), mask=m)
+
+
 @triton.jit
 def _bn_gelu_relu_kernel(
     y_ptr, mean_ptr, rstd_ptr, gamma_ptr, beta_ptr, out_ptr,
@@ -130,11 +140,17 @@ class Model(nn.Module):
         )
         mean = torch.empty((N,), device=x.device, dtype=torch.float32)
         rstd = torch.empty((N,), device=x.device, dtype=torch.float32)
-        _column_stats_kernel[(triton.cdiv(N, 64),)](
-            y, mean, rstd, self.batch_norm.running_mean, self.batch_norm.running_var, M, N, y.stride(0),
-            float(self.batch_norm.eps), float(self.batch_norm.momentum), BLOCK_M=64, BLOCK_N=64,
-        )
-        _count_batch_kernel[(1,)](self.batch_norm.num_batches_tracked)
+        if self.training:  # the batch's statistics, and the running ones updated
+            _column_stats_kernel[(triton.cdiv(N, 64),)](
+                y, mean, rstd, self.batch_norm.running_mean, self.batch_norm.running_var, M, N, y.stride(0),
+                float(self.batch_norm.eps), float(self.batch_norm.momentum), BLOCK_M=64, BLOCK_N=64,
+            )
+            _count_batch_kernel[(1,)](self.batch_norm.num_batches_tracked)
+        else:
+            _running_stats_kernel[(triton.cdiv(N, 64),)](
+                self.batch_norm.running_mean, self.batch_norm.running_var, mean, rstd, N,
+                float(self.batch_norm.eps), BLOCK_N=64,
+            )
         out = torch.empty_like(y)
         _bn_gelu_relu_kernel[grid](
             y, mean, rstd, self.batch_norm.weight, self.batch_norm.bias, out,

@@ -6,7 +6,7 @@ variance (training-mode BatchNorm, two passes over the batch); a row kernel norm
 BatchNorm affine, the scale and the softmax (one program per row, the whole row in one block).
 Operands are upcast to fp32 before tl.dot and the tiles are small fixed literals. The column kernel
 also updates the BatchNorm running statistics (momentum, unbiased variance) as torch does in training
-mode, and a one-program kernel counts the batch.
+mode, and a one-program kernel counts the batch. In eval mode the running statistics normalise instead.
 """
 
 import torch
@@ -95,6 +95,16 @@ def _count_batch_kernel(n_ptr):
 
 
 # t = scale * ((y - mean[n]) * rstd[n] * gamma[n] + beta[n]);  out[m, :] = softmax(t[m, :])
+# eval mode: normalise with the running statistics, as BatchNorm does for inference, and leave them be
+@triton.jit
+def _running_stats_kernel(rm_ptr, rv_ptr, mean_ptr, rstd_ptr, N, eps, BLOCK_N: tl.constexpr):
+    cols = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
+    m = cols < N
+    tl.store(mean_ptr + cols, tl.load(rm_ptr + cols, mask=m, other=0.0).to(tl.float32), mask=m)
+    rv = tl.load(rv_ptr + cols, mask=m, other=1.0).to(tl.float32)
+    tl.store(rstd_ptr + cols, 1.0 / tl.sqrt(rv + eps), mask=m)
+
+
 @triton.jit
 def _bn_scale_softmax_kernel(
     y_ptr, mean_ptr, rstd_ptr, gamma_ptr, beta_ptr, scale_ptr, out_ptr,
@@ -159,11 +169,16 @@ class Model(nn.Module):
         M, N = y.shape
         mean = torch.empty((N,), device=x.device, dtype=torch.float32)
         rstd = torch.empty((N,), device=x.device, dtype=torch.float32)
-        _batch_stats_kernel[(triton.cdiv(N, 32),)](
-            y, mean, rstd, self.bn.running_mean, self.bn.running_var, M, N, y.stride(0), y.stride(1),
-            self.bn.eps, self.bn.momentum, BLOCK_M=32, BLOCK_N=32,
-        )
-        _count_batch_kernel[(1,)](self.bn.num_batches_tracked)
+        if self.training:  # the batch's statistics, and the running ones updated
+            _batch_stats_kernel[(triton.cdiv(N, 32),)](
+                y, mean, rstd, self.bn.running_mean, self.bn.running_var, M, N, y.stride(0), y.stride(1),
+                self.bn.eps, self.bn.momentum, BLOCK_M=32, BLOCK_N=32,
+            )
+            _count_batch_kernel[(1,)](self.bn.num_batches_tracked)
+        else:
+            _running_stats_kernel[(triton.cdiv(N, 32),)](
+                self.bn.running_mean, self.bn.running_var, mean, rstd, N, self.bn.eps, BLOCK_N=32,
+            )
         scale = self.scale.contiguous()
         out = torch.empty((M, N), device=x.device, dtype=x.dtype)
         _bn_scale_softmax_kernel[(M,)](

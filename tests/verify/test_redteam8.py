@@ -12,7 +12,10 @@ kernels). Closed since, by class:
 - the state dict's keys are the reference's (weights.interface_change): an extra persistent buffer the kernel
   reads broke loading the reference's checkpoint (a44);
 - one checked call runs with every parameter frozen (`requires_grad_(False)`), at a secret position: a kernel
-  that drops the bias for a frozen layer was never called frozen (a43).
+  that drops the bias for a frozen layer was never called frozen (a43);
+- one more call runs in eval mode, the reference too (trials._add_eval_call): a kernel that drops the bias
+  in eval mode (a02), and example 41's own first port, which normalised with batch statistics in eval
+  mode (a17), were never called there; a kernel may decline eval mode with NotImplementedError.
 """
 
 from __future__ import annotations
@@ -166,3 +169,71 @@ def test_a_kernel_that_reads_requires_grad_is_called_frozen(cli_like: Evaluator)
     assert not verdict.passed and verdict.stage_failed == "correctness", verdict.feedback()
     # the frozen call is wrong (the finding names its inputs or its way, whichever the other trials clear)
     assert any(not t.passed for t in verdict.correctness[0].trials), verdict.feedback()
+
+
+# ---------------------------------------------------------------- 6. eval mode
+
+
+def _call_mode_findings(verdict) -> list[str]:
+    return [f.message for r in verdict.correctness for t in r.trials for f in t.findings if f.check == "call-mode"]
+
+
+def test_a_kernel_that_reads_the_training_flag_is_called_in_eval_mode(cli_like: Evaluator):
+    verdict = _verdict(CORPUS / "a02_eval.py", "76", cli_like)
+    assert not verdict.passed and verdict.stage_failed == "correctness", verdict.feedback()
+    assert any("in eval mode (model.eval())" in m for m in _call_mode_findings(verdict)), verdict.feedback()
+
+
+def test_batch_norm_in_eval_mode_uses_the_running_statistics(cli_like: Evaluator):
+    """a17 is example 41's port as it stood: batch statistics whatever the mode, running ones updated in
+    eval mode too. The example now normalises with the running statistics there and passes."""
+    verdict = _verdict(CORPUS / "a17_ex41_eval.py", "41", cli_like)
+    assert not verdict.passed and verdict.stage_failed == "correctness", verdict.feedback()
+    checks = {f.check for r in verdict.correctness for t in r.trials for f in t.findings} | \
+        {f.check for f in verdict.findings}
+    assert {"call-mode", "state"} & checks, verdict.feedback()
+    fixed = _verdict(ROOT / "examples" / EXAMPLES["41"] / "kernel.py", "41", cli_like)
+    assert fixed.passed, fixed.feedback()
+    assert "eval mode" in [t.label for t in fixed.correctness[0].trials]
+
+
+DECLINE = "    def forward(self, x: torch.Tensor) -> torch.Tensor:\n        if not self.training:\n            raise {}\n"
+
+
+def test_a_kernel_may_decline_eval_mode_and_the_verdict_says_so(cli_like: Evaluator, tmp_path: Path):
+    from xe_forge.pipeline.status import skipped_checks
+
+    text = (CORPUS / "h00_base76.py").read_text()
+    head = "    def forward(self, x: torch.Tensor) -> torch.Tensor:\n"
+    assert head in text
+    declines = tmp_path / "declines.py"
+    declines.write_text(text.replace(head, DECLINE.format('NotImplementedError("training only")')))
+    verdict = _verdict(declines, "76", cli_like)
+    assert verdict.passed, verdict.feedback()
+    assert verdict.correctness[0].eval_refused.startswith("the kernel refuses it: NotImplementedError: training only")
+    problem = load_problem(declines, ROOT / "examples" / EXAMPLES["76"] / "kernel_pytorch.py")
+    skipped = skipped_checks(verdict, problem)
+    assert [s.what for s in skipped if s.check == "eval"] == ["eval mode not checked"]
+    crashes = tmp_path / "crashes.py"  # any other exception is a failure, as anywhere else
+    crashes.write_text(text.replace(head, DECLINE.format('RuntimeError("training only")')))
+    failed = _verdict(crashes, "76", cli_like)
+    assert not failed.passed and failed.correctness[0].eval_refused is None, failed.feedback()
+
+
+def test_a_kernel_that_is_its_own_reference_and_declines_eval_mode_is_not_checked_there(cli_like: Evaluator,
+                                                                                       tmp_path: Path):
+    """With no PyTorch reference the input kernel judges: where it raises in eval mode, the eval-mode call
+    is dropped and said so, not the whole check broken."""
+    text = (CORPUS / "h00_base76.py").read_text()
+    declines = tmp_path / "declines.py"
+    text = text.replace("batch_size = 1024\nin_features = 8192\nout_features = 8192\n",
+                        "batch_size = 13\nin_features = 72\nout_features = 80\n")  # the interpreter's sizes
+    assert "in_features = 72" in text
+    declines.write_text(text.replace("    def forward(self, x: torch.Tensor) -> torch.Tensor:\n",
+                                     DECLINE.format('NotImplementedError("training only")')))
+    problem = load_problem(declines, None)
+    assert problem.reference_is_self
+    verdict = cli_like.evaluate(problem.kernel.source, problem, unseen=False, time_it=False)
+    assert verdict.passed, verdict.feedback()
+    assert verdict.correctness[0].eval_refused.startswith("the reference itself fails there")
+    assert "eval mode" not in [t.label for t in verdict.correctness[0].trials]

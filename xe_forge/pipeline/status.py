@@ -87,6 +87,9 @@ def skipped_checks(verdict: Verdict | None, problem: Problem, *, unseen_requeste
     if unseen_shapes(verdict) == 0:
         out.append(Skipped(check="unseen", what="unseen shapes not checked",
                            reason=_unseen_reason(problem, unseen_requested)))
+    refused = next((r.eval_refused for r in verdict.correctness if r.eval_refused), None)
+    if refused:
+        out.append(Skipped(check="eval", what="eval mode not checked", reason=refused))
     main = verdict.correctness[0] if verdict.correctness else None
     if main is not None and main.ghost_changed is None:
         out.append(Skipped(check="ghost", what="ghost replay not run",

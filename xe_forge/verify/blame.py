@@ -48,7 +48,7 @@ def blame_modes(report: CorrectnessReport, todo: list[Any], plans_: dict[str, p.
                                          f"production may, and is wrong there ({wrong.name}: {detail}) where other "
                                          "calls pass", hint="compute the same whatever the grad mode, the parameters' "
                                          "requires_grad, the memory a buffer starts with and the number of "
-                                         "earlier calls"))
+                                         "earlier calls; in eval mode, what the reference computes there (or raise NotImplementedError)"))
 
 
 def _mode(call: p.CallPlan) -> str:
@@ -58,4 +58,5 @@ def _mode(call: p.CallPlan) -> str:
     parts = ([grad] if grad else []) + ([] if call.poison else ["on unpoisoned memory"])
     parts += [f"after {call.warm} earlier calls of the same model"] if call.warm else []
     parts += ["with its parameters frozen (requires_grad False)"] if call.frozen else []
+    parts += ["in eval mode (model.eval())"] if call.eval else []
     return ", ".join(parts)

@@ -36,6 +36,7 @@ from xe_forge.verify.compare import (
 )
 from xe_forge.verify.draws import attempts, build_reference, signed_state
 from xe_forge.verify.int_ranges import int_highs
+from xe_forge.verify.model_walk import set_training
 from xe_forge.verify.models import CONSTANT_REFERENCE, Finding
 from xe_forge.verify.shapes import ShapeCase, plan_shapes
 from xe_forge.verify.stability import conditioned, finite, jittered, stable, varies
@@ -145,7 +146,8 @@ class Judge:
         self.models.setdefault(req.dir, {})[req.shape] = ref
         initial = {k: v.detach().clone() for k, v in ref.state_dict().items()}
         used = {t.weights for t in req.trials}
-        moved = self._signed(ref, case, initial, req.perturb_seed) if used != {"initial"} else initial
+        moved = self._signed(ref, case, initial, req.perturb_seed, any(t.eval for t in req.trials)) \
+            if used != {"initial"} else initial
         states = {"initial": initial, "perturbed": moved}
         if "pruned" in used:  # exact zeros in the weights, where the reference stays finite and stable on them
             states["pruned"] = self._pruned(ref, case, moved, req.perturb_seed)
@@ -164,8 +166,18 @@ class Judge:
             self.shipment.write(shipped, out.states[label], req.dir)
         if case.int_highs is None:
             case.int_highs = int_highs(prob.spec, case, ref, self.tdev, prob.dtype)
+        try:
+            return self._trials(req, prob, case, ref, ref_states, out)
+        finally:
+            set_training(ref, True)  # timed calls and later shapes run as the model was built
+
+    def _trials(self, req: p.Prepare, prob: _Problem, case: ShapeCase, ref: Any, ref_states: dict[str, Any],
+                out: p.Prepared) -> p.Prepared:
+        folder = Path(req.dir)
         made: dict[str, tuple[list[Any], str, tuple, int]] = {}  # trial id -> its inputs, dist, recipe, seed
-        for n, trial in enumerate(req.trials):
+        counted = False
+        for trial in req.trials:
+            set_training(ref, not trial.eval)  # every run of this trial's reference (and of its twins) in its mode
             seed = trial.seed
             start = ref_states[trial.weights]
             if trial.keep and trial.same in made:  # nothing reloaded: the state that trial's call left
@@ -178,18 +190,21 @@ class Judge:
                 else:
                     inputs, want, dist = self._trial(prob, case, ref, start, trial)
                 made[trial.id] = (inputs, dist, self._recipe, seed)
-                if n == 0:  # the budget of allowed torch work where no input kernel sets one: one forward's own
-                    # (a trial may run the reference again to judge its stability; those runs are not its work)
+                if not counted:  # the budget of allowed torch work where no input kernel sets one: one forward's
+                    # own (a trial may run the reference again to judge its stability; those runs are not its work)
                     with counted_families() as flops:
                         self._reference(ref, start, inputs, case)
-                    out.reference_flops = flops
+                    out.reference_flops, counted = flops, True
             except BadInput as exc:
+                if trial.eval:  # a reference that is itself a kernel (no PyTorch reference) may decline eval mode
+                    out.eval_refused = str(exc)
+                    continue
                 return p.Prepared(bad_input=str(exc))
             if dist != trial.dist:
                 out.notes.append(f"{case.info.label}: signed inputs replaced by the problem's own: the reference is "
                                  "not finite on them")
             self.expected.setdefault(req.dir, {})[trial.id] = want
-            self.truth.record(req.dir, trial.id, (*self._recipe, seed),
+            self.truth.record(req.dir, trial.id, (*self._recipe, seed, not trial.eval),
                               trial.same if trial.keep and trial.same in made else None)
             self.post.setdefault(req.dir, {})[trial.id] = self._post
             self._keep_eager(req.dir, trial.id, ref, start, inputs, case)
@@ -199,18 +214,27 @@ class Judge:
             self.shipment.write(inputs, out.inputs[trial.id], req.dir)
         return out
 
-    def _signed(self, ref: Any, case: ShapeCase, initial: dict[str, Any], seed: int) -> dict[str, Any]:
-        """Perturbed weights, positive entries signed where the reference stays finite and stable (draws.py)."""
+    def _signed(self, ref: Any, case: ShapeCase, initial: dict[str, Any], seed: int,
+                eval_too: bool = False) -> dict[str, Any]:
+        """Perturbed weights, positive entries signed where the reference stays finite and stable (draws.py),
+        in eval mode too where a trial runs there (a negative running variance is harmless to training-mode
+        batch norm and NaN in eval mode)."""
         prob = self._problem()
 
         def accepts(moved: dict[str, Any]) -> bool:
             try:
                 inputs = build_case(case.module, prob.spec, case.variant, seed=seed, device=self.tdev, dtype=prob.dtype,
                                     dist="signed", int_highs=case.int_highs).inputs
-                want = self._reference(ref, moved, inputs, case)
+                for training in (True, False) if eval_too else (True,):
+                    set_training(ref, training)
+                    want = self._reference(ref, moved, inputs, case)
+                    if not (finite(want) and self._stable(ref, want, moved, inputs, prob)):
+                        return False
+                return True
             except Exception:
                 return False
-            return finite(want) and self._stable(ref, want, moved, inputs, prob)
+            finally:
+                set_training(ref, True)
 
         return signed_state(initial, seed, {k for k, _ in ref.named_parameters()}, accepts)
 
@@ -316,6 +340,7 @@ class Judge:
             if key not in self.in_dtype:
                 self.in_dtype[key] = copy.deepcopy(ref).to(tdtype)
             model = self.in_dtype[key]
+            set_training(model, ref.training)
         model.load_state_dict({k: v.to(tdtype) if v.is_floating_point() else v for k, v in state.items()})
         args = [x.to(self.tdev).to(tdtype) if torch.is_tensor(x) and x.is_floating_point()
                 else (x.to(self.tdev) if torch.is_tensor(x) else x) for x in inputs]

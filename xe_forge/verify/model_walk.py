@@ -116,6 +116,15 @@ def freeze(model: Any, frozen: bool, built: dict[int, bool]) -> None:
             torch.Tensor.requires_grad_(t, want)
 
 
+def set_training(model: Any, training: bool) -> None:
+    """Every module's `training` flag, as `model.train(training)` leaves it, written into the modules' own
+    dicts: no method of the file's classes runs (an overridden `train` would be candidate code outside a
+    call). A user calls `model.eval()` for inference; a kernel that ignores the mode, or reads it to
+    decide whether to compute, is wrong there (red team 8, a02 and a17)."""
+    for _, module in _modules(model):
+        _own_dict(module)["training"] = training
+
+
 def named_state(model: Any) -> dict[str, Any]:
     """`model.state_dict(keep_vars=True)`'s tensors, read from nn.Module's own dicts (no method called)."""
     out: dict[str, Any] = {}

@@ -96,6 +96,7 @@ class CorrectnessReport(BaseModel):
     dims: dict[str, int | float] = Field(default_factory=dict)  # shown to users, never in proposer feedback
     inputs: list[str] = Field(default_factory=list)  # the input distributions used, described
     frozen: dict[str, str] = Field(default_factory=dict)  # dims no unseen shape varied, and why
+    eval_refused: str | None = None  # the kernel raised NotImplementedError in eval mode: that mode is not checked
     tiles: list[int] = Field(default_factory=list)  # integer constexprs the kernel launched with here
     flags: list[str] = Field(default_factory=list)  # bool constexprs the kernel launched with here ("k.EVEN_K=True")
     audit: AuditSummary | None = None

@@ -88,6 +88,7 @@ class TrialPlan(BaseModel):
     zeros: float = 0.0  # the share of input elements drawn as exact zeros, where the reference allows it
     same: str | None = None  # the inputs of this earlier trial, as they are (the runner calls on its tensors again)
     keep: bool = False  # with `same`: from the state that trial's call left (the candidate's is not reloaded)
+    eval: bool = False  # the reference in eval mode (`model.eval()`: batch norm on its running statistics)
 
 
 class Prepare(BaseModel):
@@ -108,6 +109,7 @@ class Prepared(Reply):
     params: list[str] = Field(default_factory=list)  # floating state entries the perturbation moved
     notes: list[str] = Field(default_factory=list)
     reference_flops: dict[str, float] = Field(default_factory=dict)  # the reference's own torch FLOPs per family
+    eval_refused: str | None = None  # the reference fails in eval mode: the eval-mode trial is not run
 
 
 class CompareItem(BaseModel):
@@ -198,6 +200,7 @@ class CallPlan(BaseModel):
     input_grad: bool = False  # with grad on: floating inputs require grad (an activation in training)
     poison: bool = True  # fresh allocations NaN-poisoned (else left as the allocator returns them)
     frozen: bool = False  # every parameter requires_grad False (`model.requires_grad_(False)`: a frozen layer)
+    eval: bool = False  # every module's training flag False, as `model.eval()` leaves it (inference)
     warm: int = 0  # calls of the same model (launches no-ops, fresh copies of the inputs) before this one
 
 

@@ -21,7 +21,15 @@ from xe_forge.verify.compare import flatten
 from xe_forge.verify.held import HeldOutputs
 from xe_forge.verify.hooks import PatchGuard, count_launches, poisoned_allocations
 from xe_forge.verify.kernel_list import foreign_kernels, kernel_profile
-from xe_forge.verify.model_walk import entry_refusal, freeze, load_state, named_state, parameters, refusal
+from xe_forge.verify.model_walk import (
+    entry_refusal,
+    freeze,
+    load_state,
+    named_state,
+    parameters,
+    refusal,
+    set_training,
+)
 from xe_forge.verify.state_check import write_state
 from xe_forge.verify.subset_rules import mark_user_module
 from xe_forge.verify.transport import load_shipped, write_outputs
@@ -222,6 +230,7 @@ class Runner:
                 inputs = self.kept[call.reuse]
             self.kept[call.id] = inputs
             freeze(model, call.frozen, built)
+            set_training(model, not call.eval)
             profile = req.kernel_list and call is req.calls[0] and self.on_gpu
             if call.warm:
                 warm_failure = self.warm(model, inputs, call, self.paths.get(req.role))
@@ -242,6 +251,7 @@ class Runner:
             if before is not None:
                 result.mutated = mutated(before, inputs)
             reply.calls.append(result)
+        set_training(model, True)  # timed calls, as the model was built
         return reply
 
     def warm(self, model: Any, inputs: list[Any], call: p.CallPlan, path: str | None) -> p.CallResult | None:

@@ -13,6 +13,7 @@ import copy
 from typing import Any
 
 from xe_forge.verify.compare import compare, flatten
+from xe_forge.verify.model_walk import set_training
 
 MARGIN = 4.0  # the fp32 reference must agree with float64 this much tighter than the tolerance
 
@@ -21,12 +22,13 @@ class Float64Reference:
     """A float64 twin of the reference model, built once per preparation."""
 
     def __init__(self, ref: Any) -> None:
-        self.model = copy.deepcopy(ref).double()
+        self.ref, self.model = ref, copy.deepcopy(ref).double()
 
     def outputs(self, state: dict[str, Any], args: list[Any]) -> list[Any]:
         import torch
 
         self.model.load_state_dict({k: (v.double() if v.is_floating_point() else v) for k, v in state.items()})
+        set_training(self.model, self.ref.training)  # an eval-mode trial's twin runs in eval mode too
         wide_args = [x.double() if torch.is_tensor(x) and x.is_floating_point() else x for x in args]
         with torch.no_grad():
             # left on the reference's device: the comparison runs there (a copy to the host and a host

@@ -29,6 +29,7 @@ from xe_forge.verify.models import AuditSummary, CorrectnessReport, Finding, Tri
 from xe_forge.verify.sandbox import Worker, WorkerGone
 from xe_forge.verify.seeds import construction_seed
 
+REFUSES_EVAL = "forward raised NotImplementedError"  # how a kernel declines eval mode (docs/VERIFIER.md)
 MAX_DIAGNOSED = 16  # state entries tried one by one when a perturbed-weight trial fails
 WARM_CALLS = (64, 512)
 # (grad mode, floating inputs require grad): torch.no_grad, torch.enable_grad, torch.inference_mode
@@ -71,6 +72,7 @@ class Plan:
     zeros: bool = False  # a secret share of the inputs exact zeros (ReLU outputs, padding), as the reference allows
     again: bool = False  # with `reuse`: the same input tensors as they stand, at other weights (an optimizer step)
     keep: bool = False  # with `again`: the weights not reloaded either (the very same call, made twice)
+    eval: bool = False  # both models in eval mode (`model.eval()`), as inference runs them
 
 
 def plans(trials: int, *, full: bool, unseen: bool, layout: str | None = "transposed") -> list[Plan]:
@@ -131,6 +133,8 @@ class ShapeCheck:
         """`layout`: trial 1's inputs' storage (an unseen shape's only trial's); `unpoisoned`: this (unseen)
         shape's compared call leaves the allocator as production has it."""
         todo = plans(trials, full=full, unseen=info.unseen, layout=layout)
+        if full and not info.unseen:
+            self._add_eval_call(todo)
         ghost_plan = Plan("ghost", "ghost replay", todo[0].weights, "problem") if full or info.unseen else None
         report = CorrectnessReport(variant=info.label, dtype=self.loaded.dtype, rtol=self.loaded.rtol,
                                    atol=self.loaded.atol, unseen=info.unseen, dims=dict(info.dims))
@@ -143,6 +147,9 @@ class ShapeCheck:
             # for real: not a shape of this problem, so not a test of the candidate
             report.notes.append(f"{info.label} not checked: the reference itself fails there ({exc})")
             return report
+        if prep.eval_refused:
+            todo = [t for t in todo if not t.eval]
+            report.eval_refused = f"the reference itself fails there: {prep.eval_refused}"
         report.inputs = sorted({self.loaded.dists.get(prep.dists[t.id], prep.dists[t.id]) for t in todo})
         report.notes += prep.notes
         calls = [self._call(info, prep, t) for t in todo]
@@ -175,6 +182,14 @@ class ShapeCheck:
         if _perturbed_only_failure(report):
             self._diagnose(report, info, prep, todo)
         return report
+
+    def _add_eval_call(self, todo: list[Plan]) -> None:
+        """One more call, at a secret position, with both models in eval mode: inference runs `model.eval()`,
+        where batch norm uses its running statistics, and a kernel that reads `self.training` to decide what
+        to compute was never run there (red team 8, a02; example 41's own port was wrong there, a17). Not
+        between a call and its repeat (`keep`: the second starts from the state the first left)."""
+        last = next((i for i, t in enumerate(todo) if t.keep), len(todo) + 1) - 1
+        todo.insert(self.draw() % (last + 1), Plan("e0", "eval mode", "perturbed", "signed", eval=True))
 
     def _modes(self, calls: list[p.CallPlan], unpoisoned: bool, large: set[str]) -> None:
         """How each compared call runs, in secret: grad on or off (both among a shape's calls where it has
@@ -223,7 +238,7 @@ class ShapeCheck:
                             perturb_seed=seeds["perturb"],
                             trials=[p.TrialPlan(id=t.id, weights=t.weights, dist=t.dist, seed=self.draw(),
                                                 layout=t.layout, scale=t.scale, same=t.reuse if t.again else None,
-                                                keep=t.keep,
+                                                keep=t.keep, eval=t.eval,
                                                 zeros=0.1 + 0.4 * self.draw() / float(1 << 62) if t.zeros else 0.0)
                                     for t in todo])
         prep = answer(self.judge.call(request, p.Prepared))
@@ -235,7 +250,7 @@ class ShapeCheck:
     def _call(self, info: p.ShapeInfo, prep: p.Prepared, t: Plan) -> p.CallPlan:
         return p.CallPlan(id=t.id, state=prep.states[t.weights], inputs=prep.inputs[t.id], reuse=t.reuse,
                           again=t.again, reload=not t.keep, output=str(self.folder / f"{info.key}_out_{t.id}.pt"),
-                          check_inputs=True)
+                          check_inputs=True, eval=t.eval)
 
     def _trials(self, report: CorrectnessReport, todo: list[Plan], results: dict[str, p.CallResult],
                 compared: p.Compared, plans_: dict[str, p.CallPlan]) -> None:
@@ -249,6 +264,11 @@ class ShapeCheck:
         for t in todo:
             trial = TrialResult(label=t.label, passed=False, weights=t.weights, inputs=t.dist)
             call = results[t.id]
+            if t.eval and call.failure is not None and call.failure.startswith(REFUSES_EVAL):
+                # the kernel says it does not serve inference: no wrong answer can come of it, so the mode is
+                # reported not checked (a port traced in training mode raises so in eval mode)
+                report.eval_refused = f"the kernel refuses it: {call.failure.removeprefix('forward raised ')}"
+                continue
             if call.failure is not None:
                 finding = Finding(check="host-subset" if call.refused else "runtime", line=call.line,
                                   message=f"{report.variant} {t.label}: {call.failure}")

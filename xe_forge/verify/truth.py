@@ -14,6 +14,7 @@ from typing import Any
 
 from xe_forge.problem.cases import build_case
 from xe_forge.problem.layouts import lay_out
+from xe_forge.verify.model_walk import set_training
 from xe_forge.verify.stability import Float64Reference
 
 
@@ -31,7 +32,7 @@ class Float64Truth:
         return self._twin[1]
 
     def record(self, folder: str, key: str, recipe: tuple, kept_from: str | None = None) -> None:
-        """Trial `key`'s recipe (case, model, state, draw, layout, seed); `kept_from`: the call whose state
+        """Trial `key`'s recipe (case, model, state, draw, layout, seed, training); `kept_from`: the call whose state
         it starts from, where nothing is reloaded before it."""
         self.recipes.setdefault(folder, {})[key] = recipe
         if kept_from is not None:
@@ -43,16 +44,19 @@ class Float64Truth:
         recipe = self.recipes.get(folder, {}).get(key)
         if recipe is None:
             return None
-        case, ref, state, draw, layout, seed = recipe
+        case, ref, state, draw, layout, seed, training = recipe
         state = {**state, **start} if start is not None else state
         try:
             inputs = build_case(case.module, problem.spec, case.variant, seed=seed, device=self.tdev,
                                 dtype=problem.dtype, int_highs=case.int_highs, **draw).inputs
             if layout:
                 inputs = [lay_out(x, layout) for x in inputs]
+            set_training(ref, training)  # the twin follows the reference's mode (an eval-mode trial)
             return self.twin(ref).outputs(state, inputs)
         except Exception:
             return None
+        finally:
+            set_training(ref, True)
 
     def state_after(self, folder: str, key: str, problem: Any) -> dict[str, Any] | None:
         """The float64 reference's state after trial `key`'s call (chained through a kept earlier call)."""
