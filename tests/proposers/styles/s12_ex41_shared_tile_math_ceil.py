@@ -1,5 +1,6 @@
 """Style: one TILE constant shared by three kernels (GEMM, column statistics, normalise), grids
-written with math.ceil. KernelBench 41: relu(gelu(batch_norm(x W^T + b))) in training mode."""
+written with math.ceil. KernelBench 41: relu(gelu(batch_norm(x W^T + b))), batch statistics in training
+mode and running ones in eval mode."""
 
 import math
 
@@ -60,6 +61,14 @@ def count_kernel(n_ptr):
 
 
 @triton.jit
+def running_stats_kernel(rm_ptr, rv_ptr, mean_ptr, rstd_ptr, N, eps, BLOCK_C: tl.constexpr):
+    cols = tl.program_id(0) * BLOCK_C + tl.arange(0, BLOCK_C)
+    cmask = cols < N
+    tl.store(mean_ptr + cols, tl.load(rm_ptr + cols, mask=cmask, other=0.0), mask=cmask)
+    tl.store(rstd_ptr + cols, 1.0 / tl.sqrt(tl.load(rv_ptr + cols, mask=cmask, other=1.0) + eps), mask=cmask)
+
+
+@triton.jit
 def normalize_kernel(y_ptr, mean_ptr, rstd_ptr, g_ptr, b_ptr, out_ptr, M, N, BLOCK_R: tl.constexpr,
                      BLOCK_C: tl.constexpr):
     rows = tl.program_id(0) * BLOCK_R + tl.arange(0, BLOCK_R)
@@ -90,10 +99,14 @@ class Model(nn.Module):
                                                                 BLOCK_M=TILE, BLOCK_N=TILE, BLOCK_K=TILE)
         mean = torch.empty((N,), device=x.device, dtype=torch.float32)
         rstd = torch.empty((N,), device=x.device, dtype=torch.float32)
-        column_stats_kernel[(math.ceil(N / TILE),)](y, mean, rstd, self.batch_norm.running_mean,
-                                                   self.batch_norm.running_var, M, N, float(self.batch_norm.eps),
-                                                   float(self.batch_norm.momentum), BLOCK_R=TILE, BLOCK_C=TILE)
-        count_kernel[(1,)](self.batch_norm.num_batches_tracked)
+        if self.training:
+            column_stats_kernel[(math.ceil(N / TILE),)](y, mean, rstd, self.batch_norm.running_mean,
+                                                       self.batch_norm.running_var, M, N, float(self.batch_norm.eps),
+                                                       float(self.batch_norm.momentum), BLOCK_R=TILE, BLOCK_C=TILE)
+            count_kernel[(1,)](self.batch_norm.num_batches_tracked)
+        else:
+            running_stats_kernel[(math.ceil(N / TILE),)](self.batch_norm.running_mean, self.batch_norm.running_var,
+                                                        mean, rstd, N, float(self.batch_norm.eps), BLOCK_C=TILE)
         out = torch.empty((M, N), device=x.device, dtype=x.dtype)
         normalize_kernel[(math.ceil(M / TILE), math.ceil(N / TILE))](
             y, mean, rstd, self.batch_norm.weight, self.batch_norm.bias, out, M, N, BLOCK_R=TILE, BLOCK_C=TILE)

@@ -195,6 +195,12 @@ def generate(trace: TraceResult, seed: str, options: EmitOptions, *, class_name:
             launches.append((kernel, tma))
         bodies.append(_plan_body(plan, host, launches, act, options))
     forward = [f"def forward(self, {', '.join(graph.inputs)}):"]
+    if any(n.attrs.get("running") for n in graph.nodes):  # traced in training mode: batch statistics, running
+        # ones updated; eval mode normalises with the running ones, which this module does not generate, so it
+        # declines there as the verifier allows (docs/VERIFIER.md, rule 5f) rather than answer wrongly
+        forward += ["    if not self.training:",
+                    "        raise NotImplementedError(\"generated for training mode (batch statistics); eval mode is "
+                    "not\")"]
     forward += ["    " + line for line in _sizes(graph, host)]
     if len(bodies) == 2:
         limit = max(int(c["BLOCK_N"]) for c in options.configs)
