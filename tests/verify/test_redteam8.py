@@ -15,7 +15,9 @@ kernels). Closed since, by class:
   that drops the bias for a frozen layer was never called frozen (a43);
 - one more call runs in eval mode, the reference too (trials._add_eval_call): a kernel that drops the bias
   in eval mode (a02), and example 41's own first port, which normalised with batch statistics in eval
-  mode (a17), were never called there; a kernel may decline eval mode with NotImplementedError.
+  mode (a17), were never called there; a kernel may decline eval mode with NotImplementedError;
+- one dim at 1 with the others visible is an unseen shape (problem/unseen.py): a GEMV path for batch 1 that
+  forgot the bias was never run (a04).
 """
 
 from __future__ import annotations
@@ -237,3 +239,13 @@ def test_a_kernel_that_is_its_own_reference_and_declines_eval_mode_is_not_checke
     assert verdict.passed, verdict.feedback()
     assert verdict.correctness[0].eval_refused.startswith("the reference itself fails there")
     assert "eval mode" not in [t.label for t in verdict.correctness[0].trials]
+
+
+# ---------------------------------------------------------------- 7. batch 1
+
+
+def test_a_batch_1_path_is_run(cli_like: Evaluator):
+    verdict = _verdict(CORPUS / "a04_batch1.py", "76", cli_like, unseen=True)
+    assert not verdict.passed and verdict.stage_failed == "unseen", verdict.feedback()
+    failed = [r for r in verdict.correctness if not r.passed]
+    assert failed and failed[0].dims["BATCH"] == 1, [r.dims for r in failed]

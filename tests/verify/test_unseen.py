@@ -222,3 +222,20 @@ def test_a_small_shape_keeps_the_interpreters_budget():
     for shape in plan.shapes:
         got = conv_probe(shape.dims)
         assert got.volume <= max(COST_CAP * base.volume, MIN_BUDGET) and got.flops <= COST_CAP * base.flops, shape
+
+
+def test_one_dim_at_1_with_the_others_visible_is_drawn():
+    """Batch 1 is what inference serves: a GEMV path for one row forgot the bias and passed every larger
+    size (red team 8, a04). One dim at 1 per shape, for the first two free dims that accept it."""
+    from xe_forge.problem.unseen import plan_unseen, simple_probe
+
+    visible = {"BATCH": 13, "IN": 72, "OUT": 80}
+    plan = plan_unseen(visible, simple_probe(lambda d: True), [32], seed=3)
+    units = [s for s in plan.shapes if s.name.endswith(" at 1")]
+    assert [s.dims for s in units] == [{**visible, "BATCH": 1}, {**visible, "IN": 1}]
+    assert plan.shapes[-1].name == "drawn in secret"
+    assert all(sum(v == 1 for v in s.dims.values()) <= 1 for s in plan.shapes)  # never a one-element output
+    rejected = plan_unseen(visible, simple_probe(lambda d: d["BATCH"] >= 2), [32])
+    assert {s.name for s in rejected.shapes if s.name.endswith(" at 1")} == {"IN at 1", "OUT at 1"}
+    stepped = plan_unseen(visible, simple_probe(lambda d: True), [32], steps={"BATCH": 13, "IN": 8})
+    assert [s.name for s in stepped.shapes if s.name.endswith(" at 1")] == ["OUT at 1"]  # a declared multiple_of

@@ -10,7 +10,8 @@ reference accepts (probed on the meta device):
   next multiple of 128 (of a power of two near four times a small size);
 - every free dim grown at once (a volume above the visible one);
 - every free dim smaller, and, while the shape budget lasts, each dim larger with the others smaller;
-- non-multiples everywhere (odd offsets), unless the spec declares `multiple_of` for that dim.
+- non-multiples everywhere (odd offsets), unless the spec declares `multiple_of` for that dim;
+- one dim at 1 with the others visible (batch 1, for the first two free dims that accept it).
 A dim is free when the reference accepts another value for it and that value changes the shape of
 some input, parameter, buffer or output: nothing is frozen by its name. Hyperparameters that change
 no tensor's shape (an axis, an epsilon) are reported frozen for that reason; sizes the reference
@@ -36,6 +37,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 MAX_SHAPES = 6
+MAX_UNIT = 2  # shapes with one dim at 1, the others visible (batch 1), beyond MAX_SHAPES
 MAX_LARGE = 3  # "one dim far past the usual caps, the others smallest" shapes (of MAX_SHAPES)
 LARGE_SIZES = (8192, 4096, 1024)  # the caps a capped single block assumes: a last (column) dim goes past the largest
 LARGE_ROWS = (1024,)  # the cap a capped grid assumes: other dims (rows, programs: slow in the interpreter) go past it
@@ -209,6 +211,7 @@ def plan_unseen(dims: dict[str, Any], probe: Probe, tiles: list[int] = (),
             continue
         free.append(dim)
     _shapes(plan, dims, free, probe, cap, steps)
+    _unit_shapes(plan, dims, free, probe, base, steps)
     if seed is not None:
         _secret_shape(plan, dims, free, probe, cap, random.Random(seed), steps)
     bigger = {k for s in plan.shapes for k in s.dims if s.dims[k] > dims[k]}
@@ -283,6 +286,26 @@ def _shapes(plan: UnseenPlan, dims: dict[str, Any], free: list[_Dim], probe: Pro
     # while the budget lasts: one dim larger, the others smaller (dims the joint shape left out first)
     for d in sorted([d for d in free if d.big or d.over], key=lambda d: joint[d.name] != dims[d.name]):
         one_larger(d)
+
+
+def _unit_shapes(plan: UnseenPlan, dims: dict[str, Any], free: list[_Dim], probe: Probe, base: ShapeProbe,
+                 steps: dict[str, int]) -> None:
+    """Up to MAX_UNIT shapes with one dim at 1 and the others visible, beyond the shape budget: batch 1 is
+    what inference serves, and a kernel may take another path there (a GEMV for one row) that no larger
+    size runs (red team 8, a04; red team 7, a16). Never every dim at 1 (a one-element output is right by
+    chance under a ReLU); never below the visible volume's cost, so cheap."""
+    added = 0
+    for d in free:
+        if added == MAX_UNIT:
+            return
+        if dims[d.name] <= 1 or (steps.get(d.name) or 1) > 1:
+            continue
+        shape = {**dims, d.name: 1}
+        got = probe(shape)
+        if got is None or got.signature == base.signature or any(s.dims == shape for s in plan.shapes):
+            continue
+        plan.shapes.append(UnseenShape(name=f"{d.name} at 1", dims=shape))
+        added += 1
 
 
 def _alignments(tiles: list[int]) -> list[int]:
