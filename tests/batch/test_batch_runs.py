@@ -161,15 +161,17 @@ def marker(monkeypatch: pytest.MonkeyPatch) -> str:
     return value
 
 
-@pytest.mark.slow  # waits out a 20 s time limit
+@pytest.mark.slow  # waits out a 45 s time limit
 @pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs /proc to look for leftover processes")
 def test_time_limit_kills_a_hanging_problem_and_the_batch_goes_on(offline_env, options, marker, tmp_path):
     started = time.monotonic()
-    s = run_batch(options(tmp_path / "out", only="4,5", workers=1, time_limit=20))
+    # the limit must hold problem 5's whole quick path after its imports: two evaluation workers starting and
+    # importing torch, which took more than 20 s on a loaded CI machine
+    s = run_batch(options(tmp_path / "out", only="4,5", workers=1, time_limit=45))
     rows = _rows(s)
-    assert rows[4]["status"] == "timeout" and rows[4]["reason"] == "exceeded the per-problem time limit of 20 s"
+    assert rows[4]["status"] == "timeout" and rows[4]["reason"] == "exceeded the per-problem time limit of 45 s"
     assert rows[5]["status"] == "skipped"  # run after the hang, by the same worker
-    assert time.monotonic() - started < 150  # 20 s of hang, the rest imports on a loaded machine
+    assert time.monotonic() - started < 200  # 45 s of hang, the rest imports on a loaded machine
     time.sleep(0.5)
     assert _processes_with(marker) == []  # the seed's evaluation worker went down with its problem process
 
