@@ -16,7 +16,7 @@ from torch import nn
 from torch.nn import Module as Base
 
 from xe_forge.verify import guarded
-from xe_forge.verify.model_walk import entry_refusal, load_state, named_state, refusal
+from xe_forge.verify.model_walk import entry_refusal, load_state, named_state, refusal, set_training
 from xe_forge.verify.state_check import state_entries
 from xe_forge.verify.subset_rules import path_refusal
 
@@ -119,3 +119,21 @@ def test_the_text_checked_is_the_text_imported(cookie: str, refused: bool):
 
     found = [f for f in check_source(cookie + "\nimport torch\n").findings if f.check == "encoding"]
     assert bool(found) == refused
+
+
+def test_eval_mode_is_set_on_every_module_without_running_the_files_methods():
+    """The harness puts a candidate in eval mode as `model.eval()` leaves it, but no `train` override of
+    the file runs (it would be candidate code outside a watched call)."""
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.block = nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4))
+
+        def train(self, mode: bool = True):  # noqa: ARG002
+            raise AssertionError("the file's train() ran")
+
+    model = Model()
+    set_training(model, False)
+    assert [m.training for m in model.modules()] == [False] * 4
+    set_training(model, True)
+    assert all(m.training for m in model.modules())
