@@ -47,6 +47,8 @@ class Model(nn.Module):
         self.bn = nn.BatchNorm1d(features)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not self.training:  # a training-mode kernel declines inference (docs/VERIFIER.md, rule 5f)
+            raise NotImplementedError("training-mode batch norm only")
         x = x.contiguous()
         M, C = x.shape
         out = torch.empty_like(x)
